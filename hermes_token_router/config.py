@@ -1,0 +1,220 @@
+"""The plugin's own ``config.yaml``: typed, validated, resolved per profile.
+
+Why a separate file from Hermes's config: the router must be switchable per profile
+without touching the host's settings, and a broken router config must leave Hermes
+running as if the plugin were absent (``ConfigError`` -> hands-off), never crash it.
+"""
+
+from __future__ import annotations
+
+import copy
+import logging
+import os
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Dict, List, Optional, Tuple
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from .classifier_config import ClassifierConfig
+from .paths import config_path
+from .skill_router.config import SkillRouterConfig
+
+log = logging.getLogger("hermes_token_router")
+
+RETIRED_KEYS = ("routing_scope", "expansion_mode", "shrink_mid_session")
+ENV_ENABLED = "HERMES_TOKEN_ROUTER_ENABLED"
+
+# One fix per key family; the error line names the key, the problem and this fix.
+_FIXES = {
+    "enabled": "use true or false",
+    "floor_toolsets": "use a list of toolset names, e.g. [file]",
+    "keep_background_review": "use true or false",
+    "deterministic_rules_enabled": "use true or false",
+    "confidence_threshold": "use a number between 0 and 1, e.g. 0.9",
+    "fail_open": "use true or false (false is not supported: the router always fails open)",
+    "router_hard_timeout_ms": "use a whole number of milliseconds between 50 and 60000, e.g. 2000",
+    "debug_logging": "use true or false",
+    "classifier": "see docs/configuration.md#classifier",
+    "skills": "see docs/configuration.md#skills",
+    "ledger_max_bytes": "use a size in bytes between 10000 and 100000000",
+    "profiles": "use a mapping of profile name to settings, e.g. {work: {enabled: true}}",
+}
+
+
+class RouterConfig(BaseModel):
+    """Effective settings for one profile (global merged with its ``profiles`` entry)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    enabled: bool = False
+    floor_toolsets: List[str] = Field(default_factory=list)
+    keep_background_review: bool = False
+    deterministic_rules_enabled: bool = True
+    confidence_threshold: float = Field(default=0.90, ge=0.0, le=1.0)
+    fail_open: bool = True
+    router_hard_timeout_ms: int = Field(default=2000, ge=50, le=60000)
+    debug_logging: bool = False
+    ledger_max_bytes: int = Field(default=1_000_000, ge=10_000, le=100_000_000)
+    classifier: ClassifierConfig = Field(default_factory=ClassifierConfig)
+    skills: SkillRouterConfig = Field(default_factory=SkillRouterConfig)
+
+    @field_validator("floor_toolsets")
+    @classmethod
+    def _names(cls, value: List[str]) -> List[str]:
+        for name in value:
+            if not name or name != name.strip():
+                raise ValueError(f"toolset name {name!r} is empty or padded")
+        return list(dict.fromkeys(value))
+
+    @field_validator("fail_open")
+    @classmethod
+    def _always_open(cls, value: bool) -> bool:
+        if value is not True:
+            raise ValueError("the router cannot fail closed")
+        return value
+
+
+class ConfigError(Exception):
+    """An invalid config file; the message is one line naming the key and the fix."""
+
+
+@dataclass(frozen=True)
+class ConfigFile:
+    path: Path
+    global_raw: Dict[str, Any]
+    profiles_raw: Dict[str, Dict[str, Any]]
+    warnings: Tuple[str, ...]
+
+    def for_profile(self, profile: str) -> RouterConfig:
+        merged = _deep_merge(self.global_raw, self.profiles_raw.get(profile) or {})
+        return _validate(merged, self.path, prefix=f"profiles.{profile}" if profile in self.profiles_raw else "global")
+
+
+def _deep_merge(base: Dict[str, Any], top: Dict[str, Any]) -> Dict[str, Any]:
+    out = copy.deepcopy(base)
+    for key, value in top.items():
+        if isinstance(value, dict) and isinstance(out.get(key), dict):
+            out[key] = _deep_merge(out[key], value)
+        else:
+            out[key] = copy.deepcopy(value)
+    return out
+
+
+def _validate(raw: Dict[str, Any], path: Path, prefix: str) -> RouterConfig:
+    try:
+        return RouterConfig.model_validate(raw)
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        loc = ".".join(str(p) for p in err.get("loc", ()))
+        fix = _FIXES.get(str(err.get("loc", ("",))[0]), "see docs/configuration.md")
+        got = err.get("input")
+        shown = "" if isinstance(got, dict) else f" (got {got!r})"
+        raise ConfigError(f"{path}: {prefix}.{loc}: {err.get('msg')}{shown}; fix: {fix}") from None
+
+
+def parse_config(text: str, path: Path) -> ConfigFile:
+    """Parse and validate a config file's text; raise ``ConfigError`` naming key and fix."""
+    try:
+        data = yaml.safe_load(text) if text.strip() else {}
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f" line {mark.line + 1}" if mark is not None else ""
+        raise ConfigError(f"{path}:{where} is not valid YAML; fix: check indentation and quoting") from None
+    if data is None:
+        data = {}
+    if not isinstance(data, dict):
+        raise ConfigError(f"{path}: top level must be a mapping with 'global' and 'profiles'; fix: start the file with 'global:'")
+    unknown = sorted(set(data) - {"global", "profiles"})
+    if unknown:
+        raise ConfigError(f"{path}: unknown top-level key {unknown[0]!r}; fix: put settings under 'global:' or 'profiles:'")
+    global_raw = data.get("global") or {}
+    profiles_raw = data.get("profiles") or {}
+    if not isinstance(global_raw, dict):
+        raise ConfigError(f"{path}: global must be a mapping; fix: indent settings under 'global:'")
+    if not isinstance(profiles_raw, dict) or not all(isinstance(v, dict) or v is None for v in profiles_raw.values()):
+        raise ConfigError(f"{path}: profiles: must map profile names to settings; fix: {_FIXES['profiles']}")
+    warnings: List[str] = []
+    global_raw = _drop_retired(global_raw, "global", warnings)
+    profiles_raw = {str(k): _drop_retired(v or {}, f"profiles.{k}", warnings) for k, v in profiles_raw.items()}
+    parsed = ConfigFile(path=path, global_raw=global_raw, profiles_raw=profiles_raw, warnings=tuple(warnings))
+    parsed.for_profile("__validate_global__")
+    for name in profiles_raw:
+        parsed.for_profile(name)
+    return parsed
+
+
+def _drop_retired(raw: Dict[str, Any], where: str, warnings: List[str]) -> Dict[str, Any]:
+    kept = dict(raw)
+    for key in RETIRED_KEYS:
+        if key in kept:
+            kept.pop(key)
+            warnings.append(
+                f"{where}.{key} is retired and ignored: first-turn routing, session stickiness and "
+                "monotonic recovery are fixed behaviour"
+            )
+    return kept
+
+
+class ConfigStore:
+    """Loads the config once per file change; remembers the last error instead of raising."""
+
+    def __init__(self, path_fn=config_path):
+        self._path_fn = path_fn
+        self._lock = threading.Lock()
+        self._key: Optional[tuple] = None
+        self._file: Optional[ConfigFile] = None
+        self._error: Optional[str] = None
+
+    def load(self) -> Tuple[Optional[ConfigFile], Optional[str]]:
+        path = self._path_fn()
+        try:
+            st = path.stat()
+            key = (str(path), st.st_mtime_ns, st.st_size)
+        except OSError:
+            key = (str(path), None, None)
+        with self._lock:
+            if key == self._key:
+                return self._file, self._error
+            self._key = key
+            self._file, self._error = None, None
+            try:
+                text = path.read_text(encoding="utf-8") if key[1] is not None else ""
+                self._file = parse_config(text, path)
+                for line in self._file.warnings:
+                    log.warning("hermes-token-router: %s", line)
+            except ConfigError as exc:
+                self._error = str(exc)
+                log.warning("hermes-token-router: invalid config, router is hands-off: %s", exc)
+            except OSError as exc:
+                self._error = f"{path}: cannot read ({exc.strerror}); fix: check the file's permissions"
+                log.warning("hermes-token-router: %s", self._error)
+            return self._file, self._error
+
+
+def env_enabled() -> Optional[bool]:
+    raw = os.environ.get(ENV_ENABLED, "").strip().lower()
+    if raw in ("0", "false", "no", "off"):
+        return False
+    if raw in ("1", "true", "yes", "on"):
+        return True
+    return None
+
+
+def resolve_profile_name(agent: Any = None) -> str:
+    """Which ``profiles:`` entry applies: the agent's own profile first, so one gateway
+    serving several profiles applies each one's entry."""
+    name = getattr(agent, "_profile_name", None) if agent is not None else None
+    if isinstance(name, str) and name:
+        return name
+    env = os.environ.get("HERMES_PROFILE", "").strip()
+    if env:
+        return env
+    home = os.environ.get("HERMES_HOME", "")
+    if home:
+        parts = Path(home).expanduser().parts
+        if len(parts) >= 2 and parts[-2] == "profiles":
+            return parts[-1]
+    return "default"
