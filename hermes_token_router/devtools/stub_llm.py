@@ -27,6 +27,12 @@ class Reply:
     delay_s: float = 0.0
     stall_after_first_chunk_s: float = 0.0
     error_body: Optional[Dict[str, Any]] = None
+    # Non-streaming extras (the model classifier's failure modes): ``raw_body`` is sent
+    # verbatim instead of a chat completion (with ``status`` and ``content_type``), and
+    # ``stall_mid_body_s`` sends half the body, then sleeps, then the rest.
+    raw_body: Optional[Union[str, bytes]] = None
+    content_type: str = "application/json"
+    stall_mid_body_s: float = 0.0
 
 
 @dataclass
@@ -96,21 +102,37 @@ class StubLLM:
                 reply = stub._next_reply(body)
                 if reply.delay_s:
                     time.sleep(reply.delay_s)
+                if reply.raw_body is not None:
+                    raw_out = reply.raw_body.encode() if isinstance(reply.raw_body, str) else reply.raw_body
+                    self._send(reply.status, raw_out, reply.content_type, reply.stall_mid_body_s)
+                    return
                 if reply.status != 200:
-                    self._json(reply.status, reply.error_body or {"error": {"message": f"stub error {reply.status}"}})
+                    self._json(reply.status, reply.error_body or {"error": {"message": f"stub error {reply.status}"}},
+                               reply.stall_mid_body_s)
                     return
                 if body.get("stream"):
                     self._stream(body, reply)
                 else:
-                    self._json(200, _completion(body, reply))
+                    self._json(200, _completion(body, reply), reply.stall_mid_body_s)
 
-            def _json(self, status: int, payload: Dict[str, Any]) -> None:
-                data = json.dumps(payload).encode()
+            def _json(self, status: int, payload: Dict[str, Any], stall_mid_body_s: float = 0.0) -> None:
+                self._send(status, json.dumps(payload).encode(), "application/json", stall_mid_body_s)
+
+            def _send(self, status: int, data: bytes, content_type: str, stall_mid_body_s: float = 0.0) -> None:
                 self.send_response(status)
-                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Type", content_type)
                 self.send_header("Content-Length", str(len(data)))
                 self.end_headers()
-                self.wfile.write(data)
+                try:
+                    if stall_mid_body_s:
+                        half = len(data) // 2
+                        self.wfile.write(data[:half])
+                        self.wfile.flush()
+                        time.sleep(stall_mid_body_s)
+                        data = data[half:]
+                    self.wfile.write(data)
+                except (BrokenPipeError, ConnectionResetError):
+                    self.close_connection = True
 
             def _stream(self, body: Dict[str, Any], reply: Reply) -> None:
                 self.send_response(200)
