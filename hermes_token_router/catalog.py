@@ -1,0 +1,118 @@
+"""The capability catalog: what a narrowed session can still load, in one short text.
+
+Why: after narrowing, "what can you do?" must still be answered truthfully, and the model
+must know a pruned capability is one ``request_toolset`` call away. The catalog rides in
+the session's own copy of ``request_toolset``'s description, so it costs no extra message
+and is byte-stable (built once from the capture, never from what is currently loaded).
+"""
+
+from __future__ import annotations
+
+import copy
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Dict, Iterable, Mapping, Optional, Sequence, Tuple
+
+import yaml
+
+MAX_DESCRIBED = 60
+
+BASE_DESCRIPTION = (
+    "Load more tools for the rest of this session. Pass toolset names (or a tool name) from the "
+    "catalog below; loaded tools stay until the session ends."
+)
+
+PARAMETERS = {
+    "type": "object",
+    "properties": {
+        "toolsets": {
+            "type": "array",
+            "items": {"type": "string"},
+            "description": "Toolset names to load, e.g. [\"file\", \"terminal\"].",
+        },
+        "reason": {"type": "string", "description": "One short sentence: why these tools are needed."},
+    },
+    "required": ["toolsets"],
+}
+
+
+def base_schema() -> dict:
+    """The registry schema (shared process-wide, never carries a catalog)."""
+    return {"name": "request_toolset", "description": BASE_DESCRIPTION, "parameters": copy.deepcopy(PARAMETERS)}
+
+
+@dataclass(frozen=True)
+class CatalogEntry:
+    name: str
+    blurb: str
+    limited_to: Optional[Tuple[str, ...]] = None
+
+
+def load_blurbs(path: Path) -> Dict[str, str]:
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+        blurbs = data.get("blurbs") or {}
+        return {str(k): str(v) for k, v in blurbs.items()}
+    except (OSError, yaml.YAMLError, AttributeError):
+        return {}
+
+
+def short_blurb(name: str, blurbs: Mapping[str, str], host_description: str) -> str:
+    if name in blurbs:
+        return blurbs[name]
+    text = (host_description or "").strip()
+    if not text or text.startswith("Plugin toolset:"):
+        return ""
+    for sep in (" — ", " - ", "(", ":", ".", ";"):
+        head = text.split(sep, 1)[0].strip()
+        if head:
+            text = head
+    return text[:60]
+
+
+def render(entries: Sequence[CatalogEntry], *, bridge: bool) -> str:
+    lines = [
+        "Catalog (every toolset this session can use; answer \"what can you do?\" from it, and load a "
+        "toolset before using its tools):"
+    ]
+    described, rest = entries[:MAX_DESCRIBED], entries[MAX_DESCRIBED:]
+    for entry in described:
+        label = entry.name
+        if entry.limited_to:
+            label += f" (limited to: {', '.join(entry.limited_to)})"
+        lines.append(f"- {label}: {entry.blurb}" if entry.blurb else f"- {label}")
+    if rest:
+        lines.append("Also: " + ", ".join(
+            e.name + (f" (limited to: {', '.join(e.limited_to)})" if e.limited_to else "") for e in rest))
+    if bridge:
+        lines.append("More tools are deferred: find them with tool_search and call them with tool_call.")
+    return "\n".join(lines)
+
+
+def router_definition(catalog_text: str) -> dict:
+    """The session-local ``request_toolset`` definition (a new dict: the registry's is shared)."""
+    return {
+        "type": "function",
+        "function": {
+            "name": "request_toolset",
+            "description": BASE_DESCRIPTION + "\n" + catalog_text,
+            "parameters": copy.deepcopy(PARAMETERS),
+        },
+    }
+
+
+def entries_for(owner_order: Iterable[str], captured_by_owner: Mapping[str, Tuple[str, ...]],
+                available_by_owner: Mapping[str, Tuple[str, ...]], blurbs: Mapping[str, str],
+                host_descriptions: Mapping[str, str], skip: Iterable[str] = ()) -> Tuple[CatalogEntry, ...]:
+    """One entry per captured toolset; ``limited to`` names the captured tools when the host
+    admitted only part of what the toolset offers on this machine."""
+    skipped = set(skip)
+    out = []
+    for name in owner_order:
+        if name in skipped:
+            continue
+        captured = captured_by_owner.get(name, ())
+        available = available_by_owner.get(name, ())
+        limited = tuple(captured) if available and set(captured) < set(available) else None
+        out.append(CatalogEntry(name, short_blurb(name, blurbs, host_descriptions.get(name, "")), limited))
+    return tuple(out)

@@ -1,0 +1,391 @@
+"""Hook entry points: the contract between Hermes and the router, and the fail-open wall.
+
+Each public method is registered as a Hermes hook (or middleware, tool handler, command)
+by ``plugin.register``. Every one of them is wrapped by ``_guarded``: an exception in our
+code logs one warning and returns ``None``, leaving the tool surface as it was. The
+routing decision lives in ``router``, the surface mutation in ``session``, the recovery
+path in ``recovery``; this module only sequences them.
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+import threading
+import time
+import weakref
+from typing import Any, Dict, Optional, Tuple
+
+from . import host, recovery, session
+from .catalog import load_blurbs
+from .config import ConfigStore, RouterConfig, env_enabled, resolve_profile_name
+from .debuglog import DebugTrail
+from .decision import full_surface
+from .ledger import LEDGER_NAME, Ledger, turn_record
+from .paths import shipped, state_dir
+from .router import decide, with_floor
+from .state import FULL, RESTORED, ROUTED, SessionState, StateRegistry
+
+log = logging.getLogger("hermes_token_router")
+
+SKIP_PLATFORMS = frozenset({"subagent", "curator"})
+
+
+def _guarded(hook: str):
+    def wrap(fn):
+        @functools.wraps(fn)
+        def inner(self: "RouterRuntime", *args: Any, **kwargs: Any) -> Any:
+            try:
+                return fn(self, *args, **kwargs)
+            except Exception as exc:  # fail open: never raise into Hermes
+                log.warning("hermes-token-router: %s failed (%s: %s); the tool surface is left as it was",
+                            hook, type(exc).__name__, exc)
+                log.debug("hermes-token-router: %s traceback", hook, exc_info=True)
+                self.debug.note("error", hook=hook, error=type(exc).__name__)
+                return None
+        return inner
+    return wrap
+
+
+class RouterRuntime:
+    """Everything the plugin keeps in a process: config, the ``/router`` switch and the
+    per-session state registry. One instance per ``register`` call; no module globals."""
+
+    def __init__(self, config: Optional[ConfigStore] = None) -> None:
+        self.config = config or ConfigStore()
+        self.states = StateRegistry()
+        self.debug = DebugTrail()
+        self._switch: Optional[bool] = None
+        self._switch_lock = threading.Lock()
+        self._blurbs: Optional[dict] = None
+        self._skill_routers: Dict[str, Any] = {}
+        self._skill_lock = threading.Lock()
+        self._gateway_ref: Any = None
+        self._last_source: Any = None
+        self._ledger: Optional[Ledger] = None
+        self._hook_budget_s: Optional[float] = None
+
+    # -- settings --------------------------------------------------------------------
+    @property
+    def blurbs(self) -> dict:
+        if self._blurbs is None:
+            self._blurbs = load_blurbs(shipped("policy") / "catalog.yaml")
+        return self._blurbs
+
+    def settings(self, agent: Any = None) -> Tuple[Optional[RouterConfig], str, Optional[str]]:
+        """(config for the agent's profile or None when invalid, profile, error)."""
+        profile = resolve_profile_name(agent)
+        parsed, error = self.config.load()
+        if error:
+            return None, profile, error
+        cfg = parsed.for_profile(profile) if parsed is not None else RouterConfig()
+        self.debug.configure(cfg.debug_logging, state_dir() / "router-debug.log")
+        return cfg, profile, None
+
+    def set_switch(self, value: Optional[bool]) -> None:
+        with self._switch_lock:
+            self._switch = value
+
+    @property
+    def switch(self) -> Optional[bool]:
+        return self._switch
+
+    def enabled(self, cfg: Optional[RouterConfig]) -> Tuple[bool, str]:
+        """Effective on/off and where it comes from. ``HERMES_TOKEN_ROUTER_ENABLED=0`` always
+        wins; then the process-local ``/router`` switch; then ``=1``; then config.yaml."""
+        env = env_enabled()
+        if env is False:
+            return False, "environment (HERMES_TOKEN_ROUTER_ENABLED=0)"
+        if cfg is None:
+            return False, "config.yaml is invalid (hands-off)"
+        if self._switch is not None:
+            return self._switch, "/router " + ("on" if self._switch else "off")
+        if env is True:
+            return True, "environment (HERMES_TOKEN_ROUTER_ENABLED=1)"
+        return cfg.enabled, "config.yaml"
+
+    def ledger(self, cfg: RouterConfig) -> Ledger:
+        if self._ledger is None or self._ledger.max_bytes != cfg.ledger_max_bytes:
+            self._ledger = Ledger(state_dir() / LEDGER_NAME, cfg.ledger_max_bytes)
+        return self._ledger
+
+    def hook_budget_s(self) -> float:
+        """Half of Hermes's hook timeout: past it, a late hook must not mutate anything."""
+        if self._hook_budget_s is None:
+            self._hook_budget_s = host.hook_callback_timeout_s() / 2.0
+        return self._hook_budget_s
+
+    def _fence(self, started: float, state: Optional[SessionState] = None, session_id: str = ""):
+        within = session.elapsed_ok(started, self.hook_budget_s())
+        if state is None:
+            return within
+
+        def valid() -> bool:
+            return within() and self.states.get(session_id or state.session_id) is state
+        return valid
+
+    # -- hooks -----------------------------------------------------------------------
+    @_guarded("pre_llm_call")
+    def pre_llm_call(self, session_id: str = "", user_message: Any = "", is_first_turn: bool = False,
+                     platform: str = "", **kwargs: Any) -> Optional[Dict[str, str]]:
+        started = time.monotonic()
+        if platform in SKIP_PLATFORMS:
+            return None
+        state = self.states.get(session_id)
+        agent, how = host.find_agent(session_id, explicit=kwargs.get("agent"),
+                                     known=state.agent if state is not None else None)
+        if agent is None:
+            self.debug.note("bail", hook="pre_llm_call", session=session_id, reason=how)
+            return None
+        if host.is_subagent(agent):
+            return None
+        cfg, profile, error = self.settings(agent)
+        on, source = self.enabled(cfg)
+        if not on:
+            if state is not None and state.narrowed:
+                self._hand_back(state, reason=source)
+            self.debug.note("bail", hook="pre_llm_call", session=session_id, reason="disabled", source=source)
+            return None
+        assert cfg is not None
+        text = user_message if isinstance(user_message, str) else str(user_message or "")
+        injection = self._skills_for_turn(cfg, session_id, text)
+        extra = tuple(injection.requires_toolsets) if injection is not None else ()
+        if state is None:
+            self._route(agent, session_id, profile, text, cfg, extra, started)
+        elif state.phase == ROUTED:
+            if state.agent is not agent:
+                self.states.rebind(state, agent)
+            how_sticky = session.reapply(state, agent, cfg, self.blurbs, self._fence(started, state))
+            self.debug.note("sticky", session=session_id, result=how_sticky)
+            if extra:
+                self._expand(state, agent, list(extra), via="skill", started=started)
+        if injection is not None:
+            return {"context": injection.text}
+        return None
+
+    def _route(self, agent: Any, session_id: str, profile: str, text: str, cfg: RouterConfig,
+               extra: Tuple[str, ...], started: float) -> None:
+        capture = host.capture(agent)
+        available = [(o, self.blurbs.get(o, "")) for o in capture.owner_order() if o != session.ROUTER_TOOLSET]
+        try:
+            decision = decide(text, cfg, available)
+        except Exception as exc:
+            log.warning("hermes-token-router: classification failed (%s: %s); keeping the full tool surface",
+                        type(exc).__name__, exc)
+            decision = full_surface(f"error:{type(exc).__name__}")
+        state = self.states.put(SessionState(session_id=session_id, profile=profile,
+                                             agent_ref=weakref.ref(agent), phase=FULL, decision=decision), agent)
+        if state.decision is not decision:  # another thread routed this session first
+            return
+        self.debug.note("decision", session=session_id, action=decision.action, intent=decision.intent,
+                        source=decision.source, reason=decision.reason, ms=f"{decision.latency_ms:.3f}")
+        if not decision.narrows:
+            with state.lock:
+                state.tokens_full = state.tokens_now = host.estimate_tokens(capture.tools)
+            return
+        p = session.plan(capture, with_floor(decision, cfg, extra), cfg, self.blurbs)
+        if p.tokens_now >= p.tokens_full:
+            self.debug.note("bail", session=session_id, reason="no_saving")
+            with state.lock:
+                state.tokens_full = state.tokens_now = p.tokens_full
+            return
+        try:
+            session.commit_route(state, agent, p, self._fence(started, state))
+        except session.Fenced as exc:
+            self.debug.note("fenced", session=session_id, reason=str(exc))
+
+    def _hand_back(self, state: SessionState, reason: str) -> None:
+        """Router switched off: restore exactly once; retry next turn if it fails."""
+        try:
+            ok = session.restore(state)
+        except Exception as exc:
+            ok = False
+            log.warning("hermes-token-router: restore failed (%s); will retry next turn", type(exc).__name__)
+        if ok:
+            log.info("surface restored session=%s reason=%s", state.session_id, reason)
+        else:
+            state.restore_failures += 1
+
+    def _expand(self, state: SessionState, agent: Any, requested: list, via: str,
+                started: Optional[float] = None) -> Tuple[recovery.Resolution, Tuple[str, ...]]:
+        res = recovery.resolve(state, requested)
+        fence = self._fence(started if started is not None else time.monotonic(), state)
+        added: Tuple[str, ...] = ()
+        if res.names:
+            added = session.install(state, agent, res.names, res.toolsets, fence)
+        if added:
+            with state.lock:
+                for ts in res.toolsets:
+                    state.recoveries.append((via, ",".join(added), ts))
+        return res, added
+
+    @_guarded("post_api_request")
+    def post_api_request(self, session_id: str = "", assistant_message: Any = None, **kwargs: Any) -> None:
+        state = self.states.get(session_id)
+        if state is None:
+            return None
+        with state.lock:
+            state.requests += 1
+            state.tokens_saved_total += max(0, state.tokens_full - state.tokens_now)
+        if state.phase != ROUTED:
+            return None
+        agent = state.agent
+        if agent is None or agent.session_id != session_id:
+            return None
+        owners = recovery.pruned_calls(state, agent, recovery.called_names(assistant_message))
+        if owners:
+            self._expand(state, agent, owners, via="pruned_call")
+        return None
+
+    @_guarded("tool_request")
+    def tool_request(self, tool_name: str = "", session_id: str = "", **kwargs: Any) -> None:
+        """For hosts that run ``tool_request`` before name validation (not 0.19.0)."""
+        state = self.states.get(session_id)
+        if state is None or state.phase != ROUTED or state.agent is None:
+            return None
+        owners = recovery.pruned_calls(state, state.agent, [tool_name])
+        if owners:
+            self._expand(state, state.agent, owners, via="tool_request")
+        return None
+
+    @_guarded("request_toolset")
+    def request_toolset(self, args: Dict[str, Any], **kwargs: Any) -> str:
+        session_id = kwargs.get("session_id") or ""
+        requested = args.get("toolsets") if isinstance(args, dict) else None
+        if isinstance(requested, str):
+            requested = [requested]
+        requested = [r for r in (requested or []) if isinstance(r, str)]
+        reason_text = str((args or {}).get("reason") or "")[:500]
+        state = self.states.get(session_id)
+        agent, _ = host.find_agent(session_id, known=state.agent if state is not None else None)
+        if state is None or state.phase != ROUTED or agent is None:
+            return recovery.to_json(self._full_surface_answer(agent, requested, reason_text))
+        res, added = self._expand(state, agent, requested, via="request_toolset")
+        return recovery.to_json(recovery.outcome(state, res, added, reason_text))
+
+    def _full_surface_answer(self, agent: Any, requested: list, reason_text: str) -> Dict[str, Any]:
+        """No narrowing in force: every admitted toolset is already loaded."""
+        owners = set()
+        if agent is not None:
+            owners = {o for o in host.owners_for(host.capture(agent).names).values() if o}
+        loaded = [r for r in requested if r in owners]
+        missing = {r: (recovery.UNRESOLVED_TOOL if host.is_registered(r) else recovery.UNKNOWN_TOOLSET)
+                   for r in requested if r not in owners}
+        reason = recovery.ALREADY_LOADED if loaded or not requested else next(iter(missing.values()))
+        out: Dict[str, Any] = {"reason": reason, "added": [], "toolsets": loaded, "denied": [],
+                               "request_reason": reason_text}
+        if missing:
+            out["unresolved"] = missing
+        return out
+
+    @_guarded("on_session_end")
+    def on_session_end(self, session_id: str = "", platform: str = "", **kwargs: Any) -> None:
+        """Fires after *every* turn in 0.19.0: bookkeeping only, never a restore."""
+        state = self.states.get(session_id)
+        if state is None:
+            return None
+        cfg, _, _ = self.settings(state.agent)
+        if cfg is None:
+            return None
+        with state.lock:
+            requests = state.requests - getattr(state, "_ledger_requests", 0)
+            saved = state.tokens_saved_total - getattr(state, "_ledger_saved", 0)
+            recoveries = len(state.recoveries) - getattr(state, "_ledger_recoveries", 0)
+            state._ledger_requests = state.requests  # type: ignore[attr-defined]
+            state._ledger_saved = state.tokens_saved_total  # type: ignore[attr-defined]
+            state._ledger_recoveries = len(state.recoveries)  # type: ignore[attr-defined]
+            record = turn_record(session_id=session_id, profile=state.profile, platform=platform,
+                                 phase=state.phase, intent=state.decision.intent, source=state.decision.source,
+                                 requests=requests, tokens_full=state.tokens_full, tokens_now=state.tokens_now,
+                                 tokens_saved=saved, recoveries=recoveries, toolsets=list(state.loaded_toolsets))
+        if requests > 0:
+            self.ledger(cfg).append(record)
+        return None
+
+    @_guarded("on_session_finalize")
+    def on_session_finalize(self, session_id: str = "", **kwargs: Any) -> None:
+        self._end_session(session_id, kwargs.get("reason") or "finalize")
+        return None
+
+    @_guarded("on_session_reset")
+    def on_session_reset(self, session_id: str = "", old_session_id: str = "", **kwargs: Any) -> None:
+        if old_session_id:
+            self._end_session(old_session_id, "reset")
+        return None
+
+    def _end_session(self, session_id: str, reason: str) -> None:
+        state = self.states.get(session_id)
+        if state is None:
+            return
+        was_routed = state.narrowed
+        if session.restore(state):
+            self.states.pop(session_id, state)
+            self._forget_skills(session_id)
+            if was_routed:
+                log.info("surface restored session=%s reason=%s", session_id, reason)
+        else:
+            state.restore_failures += 1
+            log.warning("hermes-token-router: could not restore session %s at %s; will retry", session_id, reason)
+
+    @_guarded("pre_gateway_dispatch")
+    def pre_gateway_dispatch(self, event: Any = None, gateway: Any = None, **kwargs: Any) -> Any:
+        if gateway is not None:
+            self._gateway_ref = weakref.ref(gateway)
+            self._last_source = getattr(event, "source", None)
+        cfg, _, _ = self.settings(None)
+        if cfg is None or not cfg.skills.enabled or not getattr(cfg.skills, "gateway_rewrite", False):
+            return None
+        on, _ = self.enabled(cfg)
+        if not on:
+            return None
+        router = self._skill_router(cfg)
+        text = getattr(event, "text", None)
+        if router is None or not isinstance(text, str):
+            return None
+        rewritten = router.rewrite_for_gateway(text)
+        return {"action": "rewrite", "text": rewritten} if rewritten else None
+
+    def gateway_agent(self) -> Any:
+        """The agent serving the gateway chat whose message is being handled (slash
+        commands carry no session, but ``pre_gateway_dispatch`` ran just before them)."""
+        gateway = self._gateway_ref() if self._gateway_ref is not None else None
+        if gateway is None or self._last_source is None:
+            return None
+        return host.gateway_cached_agent(gateway, self._last_source)
+
+    # -- skills ----------------------------------------------------------------------
+    def _skill_router(self, cfg: RouterConfig) -> Any:
+        key = cfg.skills.model_dump_json()
+        with self._skill_lock:
+            router = self._skill_routers.get(key)
+            if router is None:
+                from .skill_router.inject import SkillRouter
+
+                router = SkillRouter(cfg.skills)
+                self._skill_routers = {key: router}
+            return router
+
+    def _skills_for_turn(self, cfg: RouterConfig, session_id: str, text: str) -> Any:
+        if not cfg.skills.enabled or not text.strip():
+            return None
+        try:
+            router = self._skill_router(cfg)
+            injection = router.context_for_turn(session_id, text)
+        except Exception as exc:
+            log.warning("hermes-token-router: skill routing failed (%s); no skill injected", type(exc).__name__)
+            return None
+        if injection is not None:
+            state = self.states.get(session_id)
+            if state is not None:
+                with state.lock:
+                    state.skills_injected.extend(s for s in injection.skills if s not in state.skills_injected)
+        return injection
+
+    def _forget_skills(self, session_id: str) -> None:
+        with self._skill_lock:
+            routers = list(self._skill_routers.values())
+        for router in routers:
+            try:
+                router.forget_session(session_id)
+            except Exception:
+                pass

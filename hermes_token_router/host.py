@@ -1,0 +1,264 @@
+"""The host adapter: the only module that touches Hermes internals.
+
+It finds the live ``AIAgent`` (no 0.19.0 hook receives it), reads and writes its tool
+surface, and answers registry questions. Everything it returns is plain data for the pure
+core (``surface``, ``catalog``, ``router``). If Hermes changes shape, this is the file to
+fix, and ``diagnostics.py`` checks each of these touch points on the installed Hermes.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import threading
+from contextlib import contextmanager
+from typing import Any, Dict, Iterable, Iterator, List, Mapping, Optional, Tuple
+
+from .surface import Capture, tool_name
+
+# Frames whose locals hold the agent for each hook (host notes §3): checked first by name.
+_AGENT_LOCALS = ("agent", "self", "parent_agent")
+_MAX_FRAMES = 64
+
+
+def is_agent(obj: Any) -> bool:
+    cls = type(obj)
+    return cls.__name__ == "AIAgent" and hasattr(obj, "tools") and hasattr(obj, "valid_tool_names") \
+        and hasattr(obj, "session_id")
+
+
+def is_background_fork(agent: Any) -> bool:
+    """The memory/skill review fork shares its parent's ``session_id``; never route it."""
+    return getattr(agent, "_memory_write_origin", None) == "background_review" \
+        or getattr(agent, "_persist_disabled", False) is True
+
+
+def is_subagent(agent: Any) -> bool:
+    return (getattr(agent, "_delegate_depth", 0) or 0) >= 1 or getattr(agent, "platform", None) in ("subagent", "curator")
+
+
+def _agents_in_frames(frame: Any, session_id: str) -> List[Any]:
+    found: List[Any] = []
+    depth = 0
+    while frame is not None and depth < _MAX_FRAMES:
+        f_locals = frame.f_locals
+        for key in _AGENT_LOCALS:
+            obj = f_locals.get(key)
+            if obj is not None and is_agent(obj) and getattr(obj, "session_id", None) == session_id \
+                    and not is_background_fork(obj) and not any(obj is a for a in found):
+                found.append(obj)
+        frame = frame.f_back
+        depth += 1
+    return found
+
+
+def find_agent(session_id: str, *, explicit: Any = None, known: Any = None) -> Tuple[Optional[Any], str]:
+    """Bind the agent serving ``session_id``; returns (agent or None, how it was found).
+
+    Order: an explicit agent whose session matches; this thread's stack; the reference we
+    stored for this session (re-validated); other threads' stacks. Two distinct matches
+    at the same level are ambiguous and bind nothing (keep the full surface).
+    """
+    if not session_id:
+        return None, "no_session_id"
+    if explicit is not None and is_agent(explicit) and explicit.session_id == session_id \
+            and not is_background_fork(explicit):
+        return explicit, "explicit"
+    own = _agents_in_frames(sys._getframe(1), session_id)
+    if len(own) == 1:
+        return own[0], "stack"
+    if len(own) > 1:
+        return None, "ambiguous_stack"
+    if known is not None and is_agent(known) and known.session_id == session_id and not is_background_fork(known):
+        return known, "stored"
+    others: List[Any] = []
+    me = threading.get_ident()
+    for ident, frame in sys._current_frames().items():
+        if ident == me:
+            continue
+        for obj in _agents_in_frames(frame, session_id):
+            if not any(obj is o for o in others):
+                others.append(obj)
+    if len(others) == 1:
+        return others[0], "thread_stack"
+    if len(others) > 1:
+        return None, "ambiguous_threads"
+    cli = cli_agent()
+    if cli is not None and cli.session_id == session_id and not is_background_fork(cli):
+        return cli, "cli_ref"
+    return None, "not_found"
+
+
+def cli_agent() -> Optional[Any]:
+    """The interactive CLI's agent (used by ``/router``, which gets no session info)."""
+    try:
+        from hermes_cli.plugins import get_plugin_manager
+
+        ref = getattr(get_plugin_manager(), "_cli_ref", None)
+        agent = getattr(ref, "agent", None)
+        return agent if is_agent(agent) else None
+    except Exception:
+        return None
+
+
+def gateway_cached_agent(gateway: Any, source: Any) -> Optional[Any]:
+    """The gateway runner's cached agent for a message source (``_agent_cache``)."""
+    try:
+        key = gateway._session_key_for_source(source)
+        lock = getattr(gateway, "_agent_cache_lock", None)
+        cache = getattr(gateway, "_agent_cache", {})
+        if lock is not None:
+            with lock:
+                entry = cache.get(key)
+        else:
+            entry = cache.get(key)
+        agent = entry[0] if isinstance(entry, tuple) else entry
+        return agent if is_agent(agent) else None
+    except Exception:
+        return None
+
+
+# -- registry ----------------------------------------------------------------------
+def owner_of(name: str) -> Optional[str]:
+    from tools.registry import registry
+
+    return registry.get_toolset_for_tool(name)
+
+
+def owners_for(names: Iterable[str]) -> Dict[str, Optional[str]]:
+    from tools.registry import registry
+
+    return {n: registry.get_toolset_for_tool(n) for n in names}
+
+
+def is_registered(name: str) -> bool:
+    from tools.registry import registry
+
+    return registry.get_entry(name) is not None
+
+
+def registered_toolsets() -> Tuple[str, ...]:
+    from tools.registry import registry
+
+    return tuple(registry.get_registered_toolset_names())
+
+
+def static_members(toolsets: Iterable[str]) -> Dict[str, Tuple[str, ...]]:
+    """Tool names Hermes resolves for each toolset name (composites and registry merges)."""
+    import toolsets as hermes_toolsets
+
+    out: Dict[str, Tuple[str, ...]] = {}
+    for ts in toolsets:
+        try:
+            out[ts] = tuple(hermes_toolsets.resolve_toolset(ts))
+        except Exception:
+            out[ts] = ()
+    return out
+
+
+def known_toolset(name: str) -> bool:
+    try:
+        import toolsets as hermes_toolsets
+
+        return bool(hermes_toolsets.validate_toolset(name))
+    except Exception:
+        return False
+
+
+def toolset_descriptions(names: Iterable[str]) -> Dict[str, str]:
+    import toolsets as hermes_toolsets
+
+    out = {}
+    for name in names:
+        try:
+            out[name] = (hermes_toolsets.get_toolset(name) or {}).get("description") or ""
+        except Exception:
+            out[name] = ""
+    return out
+
+
+def available_by_owner(owners: Iterable[str]) -> Dict[str, Tuple[str, ...]]:
+    """Tools of each toolset that pass Hermes's availability checks on this machine."""
+    from tools.registry import registry
+
+    out = {}
+    for ts in owners:
+        names = set(registry.get_tool_names_for_toolset(ts))
+        try:
+            defs = registry.get_definitions(names, quiet=True)
+            out[ts] = tuple(sorted(tool_name(d) for d in defs))
+        except Exception:
+            out[ts] = tuple(sorted(names))
+    return out
+
+
+def kanban_worker() -> bool:
+    return bool(os.environ.get("HERMES_KANBAN_TASK", "").strip())
+
+
+# -- the agent's surface --------------------------------------------------------------
+def capture(agent: Any) -> Capture:
+    tools = agent.tools
+    valid = agent.valid_tool_names
+    names = tuple(tool_name(t) for t in (tools or []))
+    return Capture(tools=tools, valid_tool_names=valid, names=names, owners=owners_for(names))
+
+
+@contextmanager
+def _surface_lock() -> Iterator[None]:
+    """Publish under the lock Hermes's own MCP refresh uses, so readers never see a half-swap."""
+    mod = sys.modules.get("tools.mcp_tool")
+    lock = getattr(mod, "_agent_tools_lock", None) if mod is not None else None
+    if lock is None:
+        yield
+        return
+    with lock:
+        yield
+
+
+def assign(agent: Any, tools: Any, valid_tool_names: Any) -> None:
+    """Install a surface as *new* objects (Hermes caches token estimates by list id)."""
+    with _surface_lock():
+        agent.tools = tools
+        agent.valid_tool_names = valid_tool_names
+
+
+def current(agent: Any) -> Tuple[Any, Any]:
+    return agent.tools, agent.valid_tool_names
+
+
+def estimate_tokens(tools: Optional[List[dict]]) -> int:
+    """Hermes's own schema estimate, on a private copy so its id()-keyed cache can't lie."""
+    from agent.model_metadata import _TOOLS_TOKENS_CACHE, _estimate_tools_tokens_rough
+
+    probe = list(tools or [])
+    try:
+        return int(_estimate_tools_tokens_rough(probe))
+    finally:
+        try:
+            _TOOLS_TOKENS_CACHE.pop(id(probe), None)
+        except Exception:
+            pass
+
+
+def hook_callback_timeout_s() -> float:
+    """Hermes's normalised ``plugins.hook_callback_timeout`` (newer hosts; 0 = no limit)."""
+    try:
+        from hermes_cli.config import load_config
+
+        raw = (load_config().get("plugins") or {}).get("hook_callback_timeout", 30)
+        value = float(raw)
+    except Exception:
+        value = 30.0
+    if value < 0:
+        value = 30.0
+    return min(value, 600.0)
+
+
+def register_router_tool(ctx: Any, schema: dict, handler: Any) -> None:
+    ctx.register_tool(name="request_toolset", toolset="router", schema=schema, handler=handler,
+                      description="Load more toolsets into this session", emoji="🧭")
+
+
+def mapping_copy(m: Mapping[str, Any]) -> Dict[str, Any]:
+    return dict(m)

@@ -1,0 +1,68 @@
+"""The routing decision: which toolsets a session's first request needs, or "full".
+
+Order: deterministic rules (free, instant) and, when configured, the optional model
+classifier. With ``deterministic_rules_enabled: true`` the classifier only sees requests
+the rules did not decide; with ``false`` the rules are off and the classifier decides
+alone. Anything below ``confidence_threshold`` is "full": uncertainty never costs
+capability. This module never touches Hermes; the toolsets it may name come in as data.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from typing import Callable, Optional, Sequence, Tuple
+
+from .config import RouterConfig
+from .decision import Decision, full_surface
+
+log = logging.getLogger("hermes_token_router.router")
+
+Classify = Callable[[str], Decision]
+
+
+def _rules_classify() -> Classify:
+    from .rules import default_rules
+
+    return default_rules().classify
+
+
+def _model_classify(text: str, toolsets: Sequence[Tuple[str, str]], cfg: RouterConfig) -> Decision:
+    from .classifier import classify
+
+    return classify(text, toolsets, cfg.classifier, hard_timeout_ms=cfg.router_hard_timeout_ms,
+                    confidence_threshold=cfg.confidence_threshold)
+
+
+def decide(text: str, cfg: RouterConfig, toolsets: Sequence[Tuple[str, str]] = (), *,
+           rules: Optional[Classify] = None,
+           model: Optional[Callable[[str, Sequence[Tuple[str, str]], RouterConfig], Decision]] = None) -> Decision:
+    """Decide the first-turn surface. Raises only on programming errors in a classifier;
+    the hook layer turns those into a full surface and one warning."""
+    started = time.perf_counter()
+    if not (text or "").strip():
+        return full_surface("empty_message")
+    decision: Optional[Decision] = None
+    if cfg.deterministic_rules_enabled:
+        decision = (rules or _rules_classify())(text)
+        if decision.narrows and decision.confidence < cfg.confidence_threshold:
+            decision = full_surface(f"rules_below_threshold:{decision.intent}:{decision.confidence:.2f}",
+                                    intent=decision.intent, source="rules", confidence=decision.confidence)
+    if (decision is None or not decision.narrows) and cfg.classifier.enabled:
+        decision = (model or _model_classify)(text, toolsets, cfg)
+        if decision.narrows and decision.confidence < cfg.confidence_threshold:
+            decision = full_surface("classifier:below_threshold", intent=decision.intent, source="classifier",
+                                    confidence=decision.confidence)
+    if decision is None:
+        decision = full_surface("no_classifier_enabled")
+    elapsed_ms = (time.perf_counter() - started) * 1000.0
+    return decision if decision.latency_ms else decision.with_latency(elapsed_ms)
+
+
+def with_floor(decision: Decision, cfg: RouterConfig, extra: Sequence[str] = ()) -> Tuple[str, ...]:
+    """The toolsets a narrow decision keeps: the decision's, the floor, and any extra
+    (toolsets an injected skill requires), de-duplicated in a stable order."""
+    names = list(decision.toolsets) + list(cfg.floor_toolsets) + list(extra)
+    if cfg.keep_background_review:
+        names.append("memory")
+    return tuple(dict.fromkeys(names))

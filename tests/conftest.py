@@ -1,0 +1,102 @@
+"""Test session set-up: one real Hermes 0.19.0 in this process, offline.
+
+HERMES_HOME must be set before Hermes is first imported (plugin discovery runs at import),
+so this happens at conftest import: a temporary home with our plugin installed exactly as
+a user installs it (``cp -R`` into ``plugins/`` + ``plugins.enabled``), a local stub model,
+and every proxy pointed at a dead loopback port. Tests switch the router's behaviour by
+rewriting its config.yaml (the plugin reloads it on change), never by patching Hermes.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import sys
+import tempfile
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+from hermes_token_router.devtools import harness  # noqa: E402
+from hermes_token_router.devtools.stub_llm import StubLLM  # noqa: E402
+
+STUB = StubLLM().start()
+HOME = Path(tempfile.mkdtemp(prefix="htr-test-home-"))
+os.environ.update(harness.offline_env())
+os.environ["HERMES_HOME"] = str(HOME)
+os.environ["HERMES_INTERACTIVE"] = "1"
+for _var in ("HERMES_TOKEN_ROUTER_ENABLED", "HERMES_TOKEN_ROUTER_CONFIG", "HERMES_KANBAN_TASK", "HERMES_PROFILE"):
+    os.environ.pop(_var, None)
+DISABLED = {"global": {"enabled": False}}
+ROUTER_CONFIG = harness.prepare_home(HOME, STUB.base_url, router_config=DISABLED)
+PLUGIN_PACKAGE = "hermes_plugins.hermes_token_router.hermes_token_router"
+
+
+@pytest.fixture
+def stub():
+    STUB.clear()
+    yield STUB
+    STUB.clear()
+
+
+@pytest.fixture
+def router_config():
+    """Write the installed plugin's config.yaml: ``router_config(enabled=True, **global)``."""
+
+    def write(enabled: bool = True, profiles: dict | None = None, **global_keys):
+        harness.write_router_config(ROUTER_CONFIG, {"global": {"enabled": enabled, **global_keys},
+                                                    "profiles": profiles or {}})
+
+    yield write
+    harness.write_router_config(ROUTER_CONFIG, DISABLED)
+
+
+@pytest.fixture
+def agent_factory(stub):
+    made = []
+
+    def make(**kwargs):
+        agent = harness.build_agent(stub.base_url, **kwargs)
+        made.append(agent)
+        return agent
+
+    yield make
+    for agent in made:
+        try:
+            harness.finalize_session(agent)
+            agent.close()
+        except Exception:
+            pass
+
+
+@pytest.fixture
+def runtime():
+    """The RouterRuntime instance Hermes loaded from the directory install."""
+    from hermes_cli.plugins import get_plugin_manager
+
+    for cb in get_plugin_manager()._hooks.get("pre_llm_call", []):
+        owner = getattr(cb, "__self__", None)
+        if type(owner).__name__ == "RouterRuntime":
+            return owner
+    raise AssertionError("hermes-token-router is not loaded in this Hermes")
+
+
+@pytest.fixture
+def plugin_module():
+    """Import a module of the *installed* plugin copy (not the checkout)."""
+    import importlib
+
+    def get(name: str):
+        return importlib.import_module(f"{PLUGIN_PACKAGE}.{name}")
+
+    return get
+
+
+@pytest.fixture
+def router_logs(caplog):
+    caplog.set_level(logging.INFO, logger="hermes_token_router")
+    return caplog
