@@ -1,16 +1,73 @@
-"""Typed settings of the skill router (``global.skills``)."""
+"""Typed settings of the skill router (``global.skills``).
+
+Why typed: a typo in a nickname or a threshold must surface as one error line naming
+the key and the fix, not as a silently ignored setting that makes routing look flaky.
+"""
 
 from __future__ import annotations
 
+import re
 from typing import Dict, List, Optional, Union
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+# Calibrated on corpus/skill_queries.jsonl against the fixture in tests/fixtures (see
+# docs/skills.md#calibration); the 0.44 figure tuned for all-MiniLM-L6-v2 does not transfer.
+DEFAULT_THRESHOLD = 0.40
+DEFAULT_MARGIN = 0.10
+DEFAULT_SMALLTALK_GAP = 0.20
+
+_CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]")
+# A bare noun ("email") fires on every passing mention; anchoring on an article or
+# possessive keeps nicknames for things the user owns or has named.
+NICKNAME_LEADS = ("the", "my", "our", "your", "this", "that", "these", "those", "his", "her", "their")
 
 
 class SkillRouterConfig(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     enabled: bool = False
+    # trigger phrase -> skill name(s); e.g. {"the game server": "minecraft-server", "我的笔记": "obsidian"}
     nicknames: Dict[str, Union[str, List[str]]] = Field(default_factory=dict)
     index_dir: Optional[str] = None
+    # Extra trusted skill roots besides Hermes's own (HERMES_HOME/skills + skills.external_dirs).
+    skills_dirs: List[str] = Field(default_factory=list)
     max_chars: int = Field(default=15000, gt=0)
+    # Hermes spills hook context above hooks.output_spill.max_chars (10,000) to a file and
+    # leaves only a preview in the prompt; staying under it keeps the skill in the turn.
+    max_total_chars: int = Field(default=9800, gt=0)
+    semantic: bool = True
+    backend: str = "use-m3"
+    threshold: float = Field(default=DEFAULT_THRESHOLD, ge=-1.0, le=1.0)
+    # Keep only candidates within this distance of the best score: one clear winner
+    # should not drag two weak neighbours into the prompt.
+    margin: float = Field(default=DEFAULT_MARGIN, ge=0.0, le=2.0)
+    top_k: int = Field(default=3, ge=1, le=10)
+    # The best skill must beat the best small-talk line by this much (see smalltalk.py).
+    smalltalk_gap: float = Field(default=DEFAULT_SMALLTALK_GAP, ge=-2.0, le=2.0)
+    thresholds: Dict[str, float] = Field(default_factory=dict)
+    gateway_rewrite: bool = False
+    scan_content: bool = True
+
+    @field_validator("nicknames")
+    @classmethod
+    def _nicknames(cls, value: Dict[str, Union[str, List[str]]]) -> Dict[str, Union[str, List[str]]]:
+        for phrase, target in value.items():
+            text = " ".join(str(phrase).split()).lower()
+            if not text:
+                raise ValueError("empty nickname phrase")
+            if not _CJK.search(text) and text.split(" ", 1)[0] not in NICKNAME_LEADS:
+                raise ValueError(f"nickname {phrase!r} must start with an article or possessive "
+                                 f"(e.g. 'the {text}' or 'my {text}') to avoid false positives")
+            names = [target] if isinstance(target, str) else list(target)
+            if not names or any(not str(n).strip() for n in names):
+                raise ValueError(f"nickname {phrase!r} names no skill")
+        return value
+
+    @field_validator("thresholds")
+    @classmethod
+    def _thresholds(cls, value: Dict[str, float]) -> Dict[str, float]:
+        for name, th in value.items():
+            if not -1.0 <= float(th) <= 1.0:
+                raise ValueError(f"threshold for skill {name!r} must be between -1 and 1")
+        return value
