@@ -154,7 +154,9 @@ class StubLLM:
 
         self._server = ThreadingHTTPServer((self.host, 0), Handler)
         self._server.daemon_threads = True
-        self._thread = threading.Thread(target=self._server.serve_forever, name="stub-llm", daemon=True)
+        # A short poll interval: stop() waits for one poll, and tests stop a server each.
+        self._thread = threading.Thread(target=self._server.serve_forever, kwargs={"poll_interval": 0.05},
+                                        name="stub-llm", daemon=True)
         self._thread.start()
         return self
 
