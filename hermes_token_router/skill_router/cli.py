@@ -1,0 +1,131 @@
+"""``hermes-token-router skills build|match|trim``: the skill router's command line.
+
+Why a CLI: the index is built offline (a second of embedding) and matching must be
+inspectable, so users can see *why* a skill would load before trusting the router.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Optional
+
+from .config import SkillRouterConfig
+
+
+def add_subcommands(subparsers) -> argparse.ArgumentParser:
+    p = subparsers.add_parser("skills", help="skill router: build the index, test matches, trim the skills index")
+    sub = p.add_subparsers(dest="skills_command", required=True)
+    b = sub.add_parser("build", help="scan skills the way Hermes does and write the index")
+    b.add_argument("--skills-dir", action="append", default=[], help="skills root (repeatable; default: Hermes's)")
+    b.add_argument("--out", help="index directory (default: the router's state dir/.skill-index)")
+    b.add_argument("--backend", default=None, help="embedding backend (default from config: use-m3)")
+    m = sub.add_parser("match", help="show which skills a message would load")
+    m.add_argument("text", nargs="?", help="the message")
+    m.add_argument("--jsonl", action="store_true", help='read {"id":..,"text":..} lines from stdin')
+    m.add_argument("--index", help="index directory")
+    m.add_argument("--skills-dir", action="append", default=[], help="trusted skills root (repeatable)")
+    m.add_argument("--json", action="store_true", help="print JSON")
+    t = sub.add_parser("trim", help="print (or write) Hermes's skills.disabled list keeping only some skills")
+    t.add_argument("--keep", default="", help="comma-separated skill names to keep listed")
+    t.add_argument("--skills-dir", action="append", default=[])
+    t.add_argument("--write", action="store_true", help="apply to Hermes's config.yaml (after a backup)")
+    t.add_argument("--restore", action="store_true", help="restore config.yaml from the backup")
+    return p
+
+
+def _router_cfg() -> SkillRouterConfig:
+    """The active profile's skills block, or defaults if the router config is absent/broken."""
+    try:
+        from ..config import ConfigStore, resolve_profile_name
+
+        file, error = ConfigStore().load()
+        if file is not None:
+            return file.for_profile(resolve_profile_name()).skills
+        if error:
+            print(f"warning: {error}; using skill-router defaults", file=sys.stderr)
+    except Exception as exc:
+        print(f"warning: router config unreadable ({exc}); using skill-router defaults", file=sys.stderr)
+    return SkillRouterConfig()
+
+
+def _match_payload(router, text: str) -> dict:
+    res = router.match(text)
+    return {"path": res.path, "skills": [{"name": m.entry.name, "qualified_name": m.entry.qualified_name,
+                                          "score": round(m.score, 4), "via": m.via, "file": m.entry.path}
+                                         for m in res.matches]}
+
+
+def run(args) -> int:
+    cmd = getattr(args, "skills_command", None)
+    cfg = _router_cfg()
+    if cmd == "build":
+        from .index import build_index, default_index_dir
+
+        out = Path(args.out or cfg.index_dir or default_index_dir()).expanduser()
+        dirs = [Path(d) for d in args.skills_dir] or None
+        meta = build_index(out, dirs, backend=args.backend or cfg.backend, threshold=cfg.threshold)
+        print(json.dumps({"index_dir": str(out), **meta}, indent=1))
+        return 0
+    if cmd == "match":
+        from .inject import SkillRouter
+
+        cfg = cfg.model_copy(update={"enabled": True, "skills_dirs": [*cfg.skills_dirs, *args.skills_dir]})
+        router = SkillRouter(cfg, index_dir=Path(args.index).expanduser() if args.index else None)
+        if args.jsonl:
+            for line in sys.stdin:
+                if not line.strip():
+                    continue
+                item = json.loads(line)
+                print(json.dumps({"id": item.get("id"), **_match_payload(router, str(item.get("text", "")))},
+                                 ensure_ascii=False), flush=True)
+            return 0
+        if not args.text:
+            print("skills match: give TEXT or --jsonl", file=sys.stderr)
+            return 2
+        payload = _match_payload(router, args.text)
+        if args.json:
+            print(json.dumps(payload, ensure_ascii=False, indent=1))
+        else:
+            print(f"path: {payload['path'] or 'none'}")
+            for s in payload["skills"]:
+                print(f"  {s['score']:.3f}  {s['qualified_name']}  ({s['via']})")
+        return 0
+    if cmd == "trim":
+        from . import trim
+
+        if args.restore:
+            ok = trim.restore()
+            print("restored Hermes config from backup" if ok else "no backup to restore", file=sys.stderr)
+            return 0 if ok else 1
+        keep = [k for k in args.keep.split(",") if k.strip()]
+        disable, unknown = trim.disabled_list(keep, [Path(d) for d in args.skills_dir] or None)
+        if unknown:
+            print(f"warning: --keep names no skill: {', '.join(unknown)}", file=sys.stderr)
+        print(yaml_block(disable))
+        if args.write:
+            backup = trim.write_disabled(disable)
+            print(f"wrote skills.disabled ({len(disable)} skills) to {trim.hermes_config_path()}; "
+                  f"backup: {backup}", file=sys.stderr)
+        return 0
+    print("usage: skills {build,match,trim}", file=sys.stderr)
+    return 2
+
+
+def yaml_block(disable) -> str:
+    import yaml
+
+    return yaml.safe_dump({"skills": {"disabled": list(disable)}}, sort_keys=False, allow_unicode=True).rstrip()
+
+
+def main(argv: Optional[list] = None) -> int:
+    parser = argparse.ArgumentParser(prog="hermes-token-router")
+    sub = parser.add_subparsers(dest="command", required=True)
+    add_subcommands(sub)
+    return run(parser.parse_args(argv))
+
+
+if __name__ == "__main__":
+    sys.exit(main())
