@@ -99,7 +99,10 @@ def _attempt(client: Any, kwargs: Dict[str, Any], deadline: float, attempt_s: fl
         raise _Fail("classifier:connection_error", retryable=True,
                     detail=_redact(f"{type(cause).__name__}: {cause}"[:200], key)) from None
     except openai.APIStatusError as exc:
-        raise _Fail(f"classifier:http_{exc.status_code}", retryable=exc.status_code in RETRYABLE_STATUS) from None
+        # The provider's own words (e.g. "model not found") are the useful part; some echo
+        # the key back, so the detail is scrubbed before it can reach the debug log.
+        raise _Fail(f"classifier:http_{exc.status_code}", retryable=exc.status_code in RETRYABLE_STATUS,
+                    detail=_redact(" ".join(str(exc).split())[:300], key)) from None
 
 
 def _call(client: Any, kwargs: Dict[str, Any], deadline: float, attempt_s: float, key: str) -> Tuple[int, bytes]:
