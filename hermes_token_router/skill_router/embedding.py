@@ -94,6 +94,8 @@ def _factory(spec: str) -> Tuple[Optional[str], Callable[[], Backend]]:
 
 def semantic_status(spec: str = "use-m3") -> Tuple[bool, str]:
     """Whether semantic routing can run, and why not; cheap (no model load)."""
+    if spec == "none":
+        return False, "semantic routing switched off (backend: none)"
     if spec in _failed:
         return False, f"backend {spec} failed to load: {_failed[spec]}"
     try:
