@@ -48,7 +48,7 @@ def install_directory_plugin(home: Path, src: Path = REPO_ROOT) -> Path:
     dest = home / "plugins" / PLUGIN_DIRNAME
     if dest.exists():
         shutil.rmtree(dest)
-    shutil.copytree(src, dest, ignore=_COPY_IGNORE)
+    shutil.copytree(src, dest, ignore=_COPY_IGNORE, symlinks=True)
     return dest
 
 
