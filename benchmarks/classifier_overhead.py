@@ -1,4 +1,5 @@
-"""How much time the model-classifier path itself adds per call, outside the server.
+"""How much time the model-classifier path itself adds per call, outside the server
+(and, second, how far past its deadline a call against a hung server returns).
 
 Why paired: the server's own time (Python's http.server parsing, scripted reply) is not
 ours to optimise, and varies with the box. Each iteration therefore times one
@@ -46,6 +47,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--calls", type=int, default=500)
     parser.add_argument("--warmup", type=int, default=30)
+    parser.add_argument("--hung", type=int, default=40, help="calls against a hung server (deadline overshoot)")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     args = parser.parse_args()
     os.environ.update(offline_env())
@@ -86,6 +88,17 @@ def main() -> int:
             overhead.append(a - b)
         conn.close()
 
+        # Deadline overshoot: half the hung calls sleep before answering, half stall mid-body.
+        deadline_ms = 200
+        overshoot = []
+        for i in range(args.hung):
+            stub.script(Reply(content=ANSWER, delay_s=1.0) if i % 2 else Reply(content=ANSWER, stall_mid_body_s=1.0))
+            start = time.perf_counter()
+            d = classify(TEXT, TOOLSETS, cfg, hard_timeout_ms=deadline_ms, confidence_threshold=0.9)
+            overshoot.append((time.perf_counter() - start) * 1000 - deadline_ms)
+            assert d.reason == "classifier:timeout", d.reason
+            time.sleep(0.05)  # let the abandoned worker's socket timeout fire before the next
+
     report = {
         "calls": args.calls,
         "warm_up_ms": round(cold_ms, 1),
@@ -93,6 +106,8 @@ def main() -> int:
         "bare_http_ms": {"p50": round(pct(floor, 50), 3), "p99": round(pct(floor, 99), 3)},
         "overhead_ms": {"p50": round(pct(overhead, 50), 3), "p99": round(pct(overhead, 99), 3),
                         "mean": round(statistics.fmean(overhead), 3)},
+        "deadline_overshoot_ms": {"deadline_ms": 200, "calls": args.hung, "p50": round(pct(overshoot, 50), 3),
+                                  "max": round(max(overshoot), 3)} if overshoot else None,
     }
     if args.json:
         print(json.dumps(report))
@@ -102,6 +117,10 @@ def main() -> int:
         for key, label in (("classify_ms", "classify() total"), ("bare_http_ms", "bare HTTP round trip"),
                            ("overhead_ms", "classifier's own overhead")):
             print(f"  {label:28s} p50 {report[key]['p50']:8.3f} ms   p99 {report[key]['p99']:8.3f} ms")
+        if report["deadline_overshoot_ms"]:
+            o = report["deadline_overshoot_ms"]
+            print(f"  hung server, {o['calls']} calls at a {o['deadline_ms']} ms deadline: "
+                  f"overshoot p50 {o['p50']:.3f} ms, max {o['max']:.3f} ms")
     return 0
 
 
