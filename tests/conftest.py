@@ -29,6 +29,11 @@ HOME = Path(tempfile.mkdtemp(prefix="htr-test-home-"))
 os.environ.update(harness.offline_env())
 os.environ["HERMES_HOME"] = str(HOME)
 os.environ["HERMES_INTERACTIVE"] = "1"
+# A profile with integrations: a web backend and a browser endpoint on dead loopback ports,
+# so Hermes offers web_* and browser_* tools (nothing calls them unless a test makes the
+# model do so, and then the call fails locally).
+os.environ["SEARXNG_URL"] = f"http://127.0.0.1:{harness.dead_port()}"
+os.environ["BROWSER_CDP_URL"] = f"http://127.0.0.1:{harness.dead_port()}"
 for _var in ("HERMES_TOKEN_ROUTER_ENABLED", "HERMES_TOKEN_ROUTER_CONFIG", "HERMES_KANBAN_TASK", "HERMES_PROFILE"):
     os.environ.pop(_var, None)
 DISABLED = {"global": {"enabled": False}}

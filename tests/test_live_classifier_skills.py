@@ -1,0 +1,67 @@
+"""The optional model classifier and the skill router, through our plugin in the real
+Hermes 0.19.0 (the classifier talks to the same local stub as the agent)."""
+
+from __future__ import annotations
+
+import json
+
+from hermes_token_router.devtools.stub_llm import Reply
+
+VAGUE = "could you take care of the thing we talked about"
+
+
+def test_valid_classifier_answer_narrows_real_session(stub, router_config, agent_factory):
+    router_config(enabled=True, classifier={"enabled": True, "provider": "custom", "base_url": stub.base_url,
+                                            "model": "tiny-router", "api_key_env": None})
+    stub.script(Reply(content=json.dumps({"toolsets": ["file"], "intent": "file_ops", "confidence": 0.97})),
+                Reply(content="ok"))
+    agent = agent_factory()
+    full = len(agent.tools)
+    result = agent.run_conversation(VAGUE)
+    reqs = stub.chat_requests()
+    assert result.get("completed", True)
+    assert reqs[0].body["model"] == "tiny-router" and not reqs[0].body.get("stream")
+    assert not reqs[0].body.get("tools")
+    names = set(reqs[1].tool_names)
+    assert {"read_file", "write_file", "request_toolset"} <= names and len(names) < full / 2
+
+
+def test_failing_classifier_keeps_full_surface_and_turn_completes(stub, router_config, agent_factory):
+    router_config(enabled=True, classifier={"enabled": True, "provider": "custom", "base_url": stub.base_url,
+                                            "model": "tiny-router", "api_key_env": None})
+    stub.script(Reply(content="I think you want files."), Reply(content="ok"))
+    agent = agent_factory()
+    full = [t["function"]["name"] for t in agent.tools]
+    result = agent.run_conversation(VAGUE)
+    assert result.get("final_response") == "ok"
+    assert stub.chat_requests()[1].tool_names == full
+
+
+def test_skill_router_injects_disabled_skill_into_user_turn(stub, router_config, agent_factory, tmp_path):
+    from hermes_cli.config import load_config, save_config
+
+    from tests.conftest import HOME
+
+    skill_dir = HOME / "skills" / "ops" / "game-server"
+    skill_dir.mkdir(parents=True, exist_ok=True)
+    (skill_dir / "SKILL.md").write_text(
+        "---\nname: game-server\ndescription: Restart and debug the Minecraft game server.\n---\n"
+        "# Game server runbook\nUNIQUE-MARKER-4242: check the server log first.\n")
+    cfg = load_config()
+    before = json.dumps(cfg.get("skills", {}))
+    cfg.setdefault("skills", {})["disabled"] = ["game-server"]
+    save_config(cfg)
+    try:
+        router_config(enabled=True, skills={"enabled": True, "nicknames": {"the game server": "game-server"},
+                                            "backend": "none"})
+        agent = agent_factory()
+        agent.run_conversation("the game server keeps crashing, what now?")
+        user = stub.chat_requests()[0].body["messages"][-1]
+        assert "UNIQUE-MARKER-4242" in json.dumps(user)
+        stub.clear()
+        agent_factory().run_conversation("what is the capital of France?")
+        assert "UNIQUE-MARKER-4242" not in json.dumps(stub.chat_requests()[0].body["messages"])
+    finally:
+        cfg = load_config()
+        cfg["skills"] = json.loads(before)
+        save_config(cfg)
