@@ -226,7 +226,8 @@ class RouterRuntime:
             return None
         with state.lock:
             state.requests += 1
-            state.tokens_saved_total += max(0, state.tokens_full - state.tokens_now)
+            if state.phase == ROUTED:  # a restored (or full) session sends the full surface: saves nothing
+                state.tokens_saved_total += max(0, state.tokens_full - state.tokens_now)
         if state.phase != ROUTED:
             return None
         agent = state.agent
