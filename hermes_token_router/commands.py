@@ -11,9 +11,9 @@ import os
 from typing import Any, List, Optional
 
 from . import host
-from .config import ENV_ENABLED, resolve_profile_name
+from .config import ENV_ENABLED, env_enabled, resolve_profile_name
 from .paths import config_path
-from .state import SessionState
+from .state import RESTORED, ROUTED, SessionState
 
 USAGE = "usage: /router on | off | reset | status"
 
@@ -48,7 +48,7 @@ class RouterCommand:
         cfg, _, _ = self.runtime.settings(agent)
         on, source = self.runtime.enabled(cfg)
         note = ""
-        if os.environ.get(ENV_ENABLED, "").strip() == "0" and what.startswith("on"):
+        if env_enabled() is False and what.startswith(("on", "reset")):
             note = f" (but {ENV_ENABLED}=0 is set and always wins)"
         return f"router {what}. Effective: {'ON' if on else 'OFF'} ({source}){note}"
 
@@ -82,7 +82,13 @@ class RouterCommand:
         return "\n".join(lines)
 
 
+def _plural(n: int, word: str) -> str:
+    return f"{n:,} {word}" + ("" if n == 1 else "s")
+
+
 def session_lines(state: Optional[SessionState], agent: Any) -> List[str]:
+    """The current session: predicted intent, loaded toolsets, recoveries and the tokens
+    saved (Hermes's own ``_estimate_tools_tokens_rough``, per request and summed)."""
     if agent is None:
         return ["  session: none in this process yet"]
     if state is None:
@@ -90,14 +96,23 @@ def session_lines(state: Optional[SessionState], agent: Any) -> List[str]:
     d = state.decision
     out = [f"  session {state.session_id}: {state.phase} (predicted {d.intent}, source {d.source}, "
            f"confidence {d.confidence:.2f}, {d.reason})"]
-    if state.capture is not None:
+    captured = len(state.capture.names) if state.capture is not None else len(agent.tools or [])
+    if state.phase == ROUTED:
         out.append(f"    loaded toolsets: {', '.join(state.loaded_toolsets) or '(floor only)'}")
-        out.append(f"    tools: {len(state.committed_tools or [])} shown of {len(state.capture.names)} captured")
+        out.append(f"    tools: {len(state.committed_tools or [])} shown of {captured} captured")
+    elif state.phase == RESTORED:
+        out.append(f"    restored: full surface, {captured} tools handed back; stays full until the session ends")
+    else:
+        out.append(f"    kept the full surface, {len(agent.tools or [])} tools")
+    if state.restore_failures and state.phase == ROUTED:
+        out.append(f"    restore pending: {_plural(state.restore_failures, 'failed attempt')}, retried next turn")
     rec = state.recoveries
     out.append(f"    recoveries: {len(rec)}" + (" (" + "; ".join(f"{v}: {ts}" for v, _, ts in rec[-5:]) + ")" if rec else ""))
-    per_request = max(0, state.tokens_full - state.tokens_now)
-    out.append(f"    tool-schema tokens per request: {state.tokens_now:,} now vs {state.tokens_full:,} full "
-               f"(saves {per_request:,}); saved so far: {state.tokens_saved_total:,} over {state.requests} requests")
+    per_request = max(0, state.tokens_full - state.tokens_now) if state.phase == ROUTED else 0
+    now = state.tokens_now if state.phase == ROUTED else state.tokens_full
+    out.append(f"    tool-schema tokens per request (Hermes estimate): {now:,} now vs {state.tokens_full:,} full "
+               f"(saves {per_request:,}); saved so far: {state.tokens_saved_total:,} over "
+               f"{_plural(state.requests, 'request')}")
     if state.skills_injected:
         out.append(f"    skills injected: {', '.join(state.skills_injected)}")
     return out
