@@ -1,0 +1,330 @@
+"""The deterministic rule classifier: the router's main, free and predictable path.
+
+Why rules first: they cost nothing, answer in microseconds and can be read and reviewed as
+data (``policy/rules/*.yaml``). Why they abstain so readily: a wrong narrow on a request
+that must run a command, write a file, schedule, touch a device or send a message is the
+worst outcome the router has, while abstaining only costs tokens. So the flow is
+
+1. guards that decide whether to route at all (empty, long, negated requests abstain);
+2. every intent whose patterns match contributes its toolsets (compound requests get the
+   union, and intents encode implied needs: "fix the failing test" -> file + terminal);
+3. inside a definitional question ("what does 'file' mean in git?") domain words are
+   dropped as near misses unless the intent answers questions (weather, prices);
+4. with no intent left, a whole-message capability question or chit-chat narrows to the
+   floor surface; anything else abstains (``vague`` / ``no_rule_matched``).
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import threading
+import time
+import unicodedata
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Dict, FrozenSet, List, Optional, Sequence, Tuple
+
+import yaml
+from pydantic import ValidationError
+
+from .decision import Decision, full_surface
+from .paths import shipped
+from .rules_schema import FIXES, GUARDS_FILE, GuardFile, IntentFile, IntentRule
+
+log = logging.getLogger("hermes_token_router")
+
+# Punctuation trimmed before whole-message checks (after NFKC, full-width forms are ASCII).
+_EDGE = " \t\r\n!?.,;:~'\"`()[]{}<>*_-…。、“”‘’「」『』（）【】《》~"
+# Between repeated chit-chat phrases ("hi, thanks!!", "谢谢，太棒了").
+_FILLER = r"[\s,.!?;:~'\"…、。\-—()]*"
+
+
+class PolicyError(Exception):
+    """A rule file cannot be used. ``str(e)`` is one line naming file, line, key and fix."""
+
+    def __init__(self, file: str, line: int, key: str, problem: str, fix: str):
+        self.file, self.line, self.key, self.problem, self.fix = file, line, key, problem, fix
+        super().__init__(f"{file}:{line}: {key}: {problem}; fix: {fix}")
+
+
+# --------------------------------------------------------------------------- loading
+
+
+def _node_line(root: Any, loc: Sequence[Any]) -> int:
+    """1-based line of the YAML node at ``loc`` (or of its deepest existing ancestor)."""
+    node, line = root, (root.start_mark.line + 1 if root is not None else 1)
+    for part in loc:
+        nxt = None
+        if isinstance(node, yaml.MappingNode):
+            for key_node, value_node in node.value:
+                if key_node.value == part:
+                    nxt = value_node
+                    line = key_node.start_mark.line + 1
+                    break
+        elif isinstance(node, yaml.SequenceNode) and isinstance(part, int) and part < len(node.value):
+            nxt = node.value[part]
+        if nxt is None:
+            break
+        node = nxt
+        line = node.start_mark.line + 1
+    return line
+
+
+def _key(loc: Sequence[Any]) -> str:
+    out = ""
+    for part in loc:
+        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
+    return out or "(file)"
+
+
+def _fix_for(loc: Sequence[Any]) -> str:
+    for part in reversed(loc):
+        if isinstance(part, str) and part in FIXES:
+            return FIXES[part]
+    return "see docs/rules.md"
+
+
+def _read(path: Path) -> Tuple[Any, Any]:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise PolicyError(path.name, 1, "(file)", f"cannot read ({exc})", "make it a readable UTF-8 file")
+    try:
+        node = yaml.compose(text)
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        line = mark.line + 1 if mark is not None else 1
+        problem = str(getattr(exc, "problem", None) or exc).replace("\n", " ")
+        raise PolicyError(path.name, line, "(yaml)", f"not valid YAML ({problem})",
+                          "fix the YAML syntax (quote regexes with single quotes)")
+    if not isinstance(data, dict):
+        raise PolicyError(path.name, 1, "(file)", "expected a mapping at the top level",
+                          "start the file with 'version: 1'")
+    return data, node
+
+
+def _validate(model: Any, path: Path) -> Any:
+    data, node = _read(path)
+    try:
+        return model.model_validate(data)
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        loc = tuple(err.get("loc", ()))
+        msg = err.get("msg", "invalid").replace("\n", " ")
+        if msg.startswith("Value error, "):
+            msg = msg[len("Value error, "):]
+        raise PolicyError(path.name, _node_line(node, loc), _key(loc), msg, _fix_for(loc)) from None
+
+
+# --------------------------------------------------------------------------- matching
+
+
+def normalize(text: str) -> str:
+    """NFKC folds full-width forms ("ｇｉｔ", "？") so one pattern serves both scripts."""
+    return " ".join(unicodedata.normalize("NFKC", text).lower().split())
+
+
+def _join(patterns: Sequence[str]) -> Optional[str]:
+    return "|".join(f"(?:{p})" for p in patterns) or None
+
+
+def _compile(patterns: Sequence[str], repeat: bool = False) -> Optional[re.Pattern]:
+    body = _join(patterns)
+    if body is None:
+        return None
+    if repeat:
+        body = f"(?:(?:{body}){_FILLER})+"
+    return re.compile(body, re.IGNORECASE)
+
+
+_CJK = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]")
+
+
+class _Bilingual:
+    """English patterns run on every message (Chinese users type "git commit" too); Chinese
+    patterns run only when the message has CJK text, so their unanchored Latin fragments
+    can never fire inside English words."""
+
+    __slots__ = ("en", "zh")
+
+    def __init__(self, en: Optional[re.Pattern], zh: Optional[re.Pattern]):
+        self.en, self.zh = en, zh
+
+    @classmethod
+    def build(cls, en: Sequence[str], zh: Sequence[str], **kw: bool) -> Optional["_Bilingual"]:
+        if not en and not zh:
+            return None
+        return cls(_compile(en, **kw), _compile(zh, **kw))
+
+    def search(self, t: str, cjk: bool) -> Optional[re.Match]:
+        m = self.en.search(t) if self.en is not None else None
+        if m is None and cjk and self.zh is not None:
+            m = self.zh.search(t)
+        return m
+
+    def fullmatch(self, t: str, cjk: bool) -> bool:
+        if self.en is not None and self.en.fullmatch(t):
+            return True
+        return bool(cjk and self.zh is not None and self.zh.fullmatch(t))
+
+
+@dataclass(frozen=True)
+class _Intent:
+    name: str
+    toolsets: Tuple[str, ...]
+    confidence: float
+    answers_questions: bool
+    rx: _Bilingual
+    unless: Optional[re.Pattern]
+
+
+class RuleSet:
+    """Compiled rules. Immutable after ``load``; ``classify`` is thread-safe."""
+
+    toolsets: FrozenSet[str]
+
+    def __init__(self, guards: GuardFile, intents: Sequence[Tuple[str, IntentRule]]):
+        self._max_chars = guards.max_chars
+        self._conf = guards.confidence
+        g = guards
+        self._negation = _Bilingual.build(g.negation.en, g.negation.zh)
+        self._definitional = _Bilingual.build(g.definitional.en, g.definitional.zh)
+        self._vague = _Bilingual.build(g.vague.en, g.vague.zh)
+        self._chitchat = _Bilingual.build(g.chitchat.en, g.chitchat.zh, repeat=True)
+        self._capability = _Bilingual.build(g.capability.en, g.capability.zh)
+        self._intents: Tuple[_Intent, ...] = tuple(
+            _Intent(rule.name, tuple(rule.toolsets), rule.confidence, rule.answers_questions,
+                    _Bilingual.build(rule.en, rule.zh), _compile(rule.unless))
+            for _, rule in intents)
+        self.toolsets = frozenset(ts for i in self._intents for ts in i.toolsets)
+        self.intent_names = tuple(i.name for i in self._intents)
+
+    # -- loading
+
+    @classmethod
+    def load(cls, policy_dir: Path) -> "RuleSet":
+        """Load ``guards.yaml`` plus every other ``*.yaml`` (intent files) in ``policy_dir``."""
+        try:
+            return cls._load(Path(policy_dir))
+        except PolicyError as exc:
+            log.error("token-router rules: %s (router stays hands-off)", exc)
+            raise
+
+    @classmethod
+    def _load(cls, policy_dir: Path) -> "RuleSet":
+        if not policy_dir.is_dir():
+            raise PolicyError(str(policy_dir), 1, "(dir)", "rules folder not found",
+                              "point at policy/rules (it holds guards.yaml and intent files)")
+        guards_path = policy_dir / GUARDS_FILE
+        if not guards_path.is_file():
+            raise PolicyError(GUARDS_FILE, 1, "(file)", "missing", "restore policy/rules/guards.yaml")
+        guards = _validate(GuardFile, guards_path)
+        intents: List[Tuple[str, IntentRule]] = []
+        seen: Dict[str, str] = {}
+        for path in sorted(policy_dir.glob("*.yaml")):
+            if path.name == GUARDS_FILE:
+                continue
+            parsed = _validate(IntentFile, path)
+            _, node = _read(path)
+            for idx, rule in enumerate(parsed.intents):
+                if rule.name in seen:
+                    raise PolicyError(path.name, _node_line(node, ("intents", idx, "name")),
+                                      f"intents[{idx}].name", f"duplicate intent {rule.name!r} "
+                                      f"(also in {seen[rule.name]})", "give each intent a unique name")
+                seen[rule.name] = path.name
+                intents.append((path.name, rule))
+        if not intents:
+            raise PolicyError(str(policy_dir), 1, "(dir)", "no intent files",
+                              "add at least one *.yaml with 'intents:'")
+        return cls(guards, intents)
+
+    # -- classification
+
+    def classify(self, text: str) -> Decision:
+        """Never raises: any internal error abstains (full surface)."""
+        start = time.perf_counter()
+        try:
+            decision = self._classify(text)
+        except Exception as exc:  # pragma: no cover - defensive: rules must never break a turn
+            decision = full_surface(f"error:{type(exc).__name__}", source="rules")
+        return decision.with_latency((time.perf_counter() - start) * 1000.0)
+
+    def _full(self, reason: str, intent: str = "unknown", confidence: float = 0.0) -> Decision:
+        return Decision("full", (), intent, confidence, "rules", reason)
+
+    def _classify(self, text: str) -> Decision:
+        if not isinstance(text, str) or not text.strip():
+            return self._full("empty")
+        if len(text) > self._max_chars:
+            return self._full("long_message")
+        t = normalize(text)
+        cjk = _CJK.search(t) is not None
+        if self._negation is not None and self._negation.search(t, cjk):
+            return self._full("negated", intent="negated")
+
+        core = t.strip(_EDGE)
+        if self._vague is not None and self._vague.fullmatch(core, cjk):
+            return self._full("vague", intent="vague")
+
+        hits: List[Tuple[_Intent, str]] = []
+        for intent in self._intents:
+            m = intent.rx.search(t, cjk)
+            if m and not (intent.unless is not None and intent.unless.search(t)):
+                hits.append((intent, m.group(0).strip()))
+
+        question = self._definitional is not None and self._definitional.search(t, cjk) is not None
+        if hits and question:
+            kept = [h for h in hits if h[0].answers_questions]
+            if not kept:
+                return self._full(f"near_miss:{hits[0][1]}", intent="question")
+            hits = kept
+
+        if not hits:
+            if self._capability is not None and self._capability.fullmatch(core, cjk):
+                return Decision("narrow", (), "capability_inquiry", self._conf.capability, "rules",
+                                "capability question")
+            if self._chitchat is not None and self._chitchat.fullmatch(core, cjk):
+                return Decision("narrow", (), "chitchat", self._conf.chitchat, "rules", "chit-chat")
+            if question:
+                return self._full("question", intent="question")
+            return self._full("no_rule_matched")
+
+        toolsets: Dict[str, None] = {}
+        names: Dict[str, None] = {}
+        confidence = 0.0
+        for intent, _ in hits:
+            names.setdefault(intent.name, None)
+            for ts in intent.toolsets:
+                toolsets.setdefault(ts, None)
+            confidence = max(confidence, intent.confidence)
+        reason = "matched " + ", ".join(f"{i.name}:{w!r}" for i, w in hits)
+        return Decision("narrow", tuple(sorted(toolsets)), "+".join(names), confidence, "rules", reason)
+
+
+# --------------------------------------------------------------------------- shipped rules
+
+_cache_lock = threading.Lock()
+_cache: Dict[str, Tuple[Tuple[Tuple[str, float], ...], RuleSet]] = {}
+
+
+def _stamp(folder: Path) -> Tuple[Tuple[str, float], ...]:
+    return tuple((p.name, p.stat().st_mtime_ns) for p in sorted(folder.glob("*.yaml")))
+
+
+def default_rules() -> RuleSet:
+    """The shipped rules (``policy/rules``), reloaded when any file's mtime changes."""
+    folder = shipped("policy") / "rules"
+    try:
+        stamp = _stamp(folder) if folder.is_dir() else ()
+    except OSError:
+        stamp = ()
+    key = str(folder)
+    with _cache_lock:
+        cached = _cache.get(key)
+        if cached is not None and cached[0] == stamp:
+            return cached[1]
+        rules = RuleSet.load(folder)
+        _cache[key] = (stamp, rules)
+        return rules

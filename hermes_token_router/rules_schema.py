@@ -1,0 +1,127 @@
+"""Pydantic models for the rule files under ``policy/rules/``.
+
+Rules are data so they can be reviewed, extended and translated without touching code; the
+models exist so that a typo in that data fails loudly at load time (with the file, line and
+key) instead of silently routing requests to the wrong surface at run time.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Annotated, List, Literal
+
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator, model_validator
+
+TOOLSET_NAME = re.compile(r"^[a-z][a-z0-9_-]*$")
+INTENT_NAME = re.compile(r"^[a-z][a-z0-9_]*$")
+
+
+def _compiles(pattern: str) -> str:
+    try:
+        re.compile(pattern)
+    except re.error as exc:
+        raise ValueError(f"invalid regular expression ({exc})") from None
+    if not pattern.strip():
+        raise ValueError("empty pattern matches everything")
+    return pattern
+
+
+Pattern = Annotated[str, AfterValidator(_compiles)]
+
+
+class IntentRule(BaseModel):
+    """One intent: phrases people use for a need, and the toolsets that serve it."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    name: str
+    toolsets: List[str] = Field(min_length=1)
+    confidence: float = Field(ge=0.0, le=1.0)
+    # Facts people ask as questions ("what's the weather?") keep routing inside a
+    # definitional question; every other intent is dropped there as a near miss.
+    answers_questions: bool = False
+    en: List[Pattern] = Field(default_factory=list)
+    zh: List[Pattern] = Field(default_factory=list)
+    # The intent does not fire when one of these matches (a more specific intent owns it).
+    unless: List[Pattern] = Field(default_factory=list)
+
+    @field_validator("name")
+    @classmethod
+    def _name(cls, value: str) -> str:
+        if not INTENT_NAME.match(value):
+            raise ValueError("intent names are lower_snake_case")
+        return value
+
+    @field_validator("toolsets")
+    @classmethod
+    def _toolsets(cls, value: List[str]) -> List[str]:
+        for name in value:
+            if not TOOLSET_NAME.match(name):
+                raise ValueError(f"{name!r} is not a toolset name")
+        if len(set(value)) != len(value):
+            raise ValueError("a toolset is listed twice")
+        return value
+
+    @model_validator(mode="after")
+    def _has_patterns(self) -> "IntentRule":
+        if not self.en and not self.zh:
+            raise ValueError("an intent needs at least one en or zh pattern")
+        return self
+
+
+class IntentFile(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    version: Literal[1]
+    intents: List[IntentRule] = Field(min_length=1)
+
+
+class LangPatterns(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    en: List[Pattern] = Field(default_factory=list)
+    zh: List[Pattern] = Field(default_factory=list)
+
+
+class GuardConfidence(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    chitchat: float = Field(default=0.95, ge=0.0, le=1.0)
+    capability: float = Field(default=0.95, ge=0.0, le=1.0)
+
+
+class GuardFile(BaseModel):
+    """The checks that decide *whether* to route at all (``guards.yaml``)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    version: Literal[1]
+    max_chars: int = Field(default=2000, ge=50, le=100_000)
+    confidence: GuardConfidence = Field(default_factory=GuardConfidence)
+    negation: LangPatterns      # searched: any hit abstains
+    definitional: LangPatterns  # searched: a hit drops intents without answers_questions
+    vague: LangPatterns         # whole message
+    chitchat: LangPatterns      # whole message, phrases may repeat ("hi, thanks!")
+    capability: LangPatterns    # whole message
+
+
+GUARDS_FILE = "guards.yaml"
+
+# One fix per key; PolicyError appends it so the log line says what to do.
+FIXES = {
+    "version": "set version: 1",
+    "intents": "give a list of intents (name, toolsets, confidence, en/zh patterns)",
+    "name": "use a lower_snake_case intent name",
+    "toolsets": "list registry toolset names, e.g. [file, terminal]",
+    "confidence": "use a number between 0 and 1, e.g. 0.95",
+    "answers_questions": "use true or false",
+    "en": "use a list of regular expressions (YAML single quotes keep backslashes)",
+    "zh": "use a list of regular expressions (YAML single quotes keep backslashes)",
+    "unless": "use a list of regular expressions",
+    "max_chars": "use a whole number between 50 and 100000",
+    "negation": "give en/zh pattern lists",
+    "definitional": "give en/zh pattern lists",
+    "vague": "give en/zh pattern lists",
+    "chitchat": "give en/zh pattern lists",
+    "capability": "give en/zh pattern lists",
+}
