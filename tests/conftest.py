@@ -49,6 +49,17 @@ def stub():
 
 
 @pytest.fixture
+def hermes_home() -> Path:
+    """The HERMES_HOME this process's Hermes was imported with (never re-import conftest)."""
+    return HOME
+
+
+@pytest.fixture
+def router_config_path() -> Path:
+    return ROUTER_CONFIG
+
+
+@pytest.fixture
 def router_config():
     """Write the installed plugin's config.yaml: ``router_config(enabled=True, **global)``."""
 
@@ -94,6 +105,8 @@ def runtime():
 def plugin_module():
     """Import a module of the *installed* plugin copy (not the checkout)."""
     import importlib
+
+    import model_tools  # noqa: F401  (plugin discovery runs at this import)
 
     def get(name: str):
         return importlib.import_module(f"{PLUGIN_PACKAGE}.{name}")

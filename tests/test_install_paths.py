@@ -31,9 +31,8 @@ def _env(home: Path, **extra: str) -> dict:
 
 
 def _notes(tmp_path: Path) -> str:
-    notes = tmp_path / "notes.md"
-    notes.write_text("# Notes\nship it\n")
-    return f"read {notes} and summarise it"
+    (tmp_path / "notes.md").write_text("# Notes\nship it\n")
+    return "read ./notes.md and summarise it"
 
 
 def test_directory_install_is_loaded_from_hermes_home(runtime):

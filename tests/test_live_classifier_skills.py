@@ -7,7 +7,7 @@ import json
 
 from hermes_token_router.devtools.stub_llm import Reply
 
-VAGUE = "could you take care of the thing we talked about"
+VAGUE = "can you look at this"  # the rules abstain (vague), so the classifier decides
 
 
 def test_valid_classifier_answer_narrows_real_session(stub, router_config, agent_factory):
@@ -37,12 +37,10 @@ def test_failing_classifier_keeps_full_surface_and_turn_completes(stub, router_c
     assert stub.chat_requests()[1].tool_names == full
 
 
-def test_skill_router_injects_disabled_skill_into_user_turn(stub, router_config, agent_factory, tmp_path):
+def test_skill_router_injects_disabled_skill_into_user_turn(stub, router_config, agent_factory, hermes_home):
     from hermes_cli.config import load_config, save_config
 
-    from tests.conftest import HOME
-
-    skill_dir = HOME / "skills" / "ops" / "game-server"
+    skill_dir = hermes_home / "skills" / "ops" / "game-server"
     skill_dir.mkdir(parents=True, exist_ok=True)
     (skill_dir / "SKILL.md").write_text(
         "---\nname: game-server\ndescription: Restart and debug the Minecraft game server.\n---\n"

@@ -19,9 +19,9 @@ AMBIGUOUS = "can you look at this"
 
 
 def notes_message(tmp_path) -> str:
-    notes = tmp_path / "notes.md"
-    notes.write_text("# Notes\n- ship the router\n")
-    return f"read {notes} and summarise it"
+    """The issue's own wording (a relative path: pytest's tmp paths contain the word 'test')."""
+    (tmp_path / "notes.md").write_text("# Notes\n- ship the router\n")
+    return "read ./notes.md and summarise it"
 
 
 def first_request(stub):
@@ -126,10 +126,8 @@ def test_committed_surface_logs_one_info_line(stub, router_config, agent_factory
     assert "predicted=" in lines[0] and "tools=" in lines[0] and "toolsets=file" in lines[0]
 
 
-def test_invalid_router_config_is_hands_off(stub, router_config, agent_factory, caplog, tmp_path):
-    from tests.conftest import ROUTER_CONFIG
-
-    harness.write_router_config(ROUTER_CONFIG, {"global": {"enabled": True, "confidence_threshold": 7}})
+def test_invalid_router_config_is_hands_off(stub, router_config, router_config_path, agent_factory, caplog, tmp_path):
+    harness.write_router_config(router_config_path, {"global": {"enabled": True, "confidence_threshold": 7}})
     caplog.set_level(logging.WARNING, logger="hermes_token_router")
     agent = agent_factory()
     full = [t["function"]["name"] for t in agent.tools]
