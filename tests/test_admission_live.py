@@ -1,0 +1,265 @@
+"""Issue 6 inside the real Hermes 0.19.0: the guard, the kanban worker floor and the
+failed-restore quarantine. Only the model is fake (the local stub).
+
+Two layers:
+* ``*_proof`` tests wire the pure guard/admission into the real Hermes themselves (a
+  test-local ``pre_tool_call`` callback, the same calls the integrated runtime makes), so
+  the real-Hermes behaviour is proven before integration;
+* ``*_integrated`` tests go through the installed plugin's ``RouterRuntime`` only. Until
+  the core applies the integration edits (see docs/admission.md, "Integration"), they
+  report ``xfail`` with the missing piece named -- visibly, never skipped silently.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import uuid
+from pathlib import Path
+
+import pytest
+import yaml
+
+from hermes_token_router import admission as A
+from hermes_token_router.devtools import harness
+from hermes_token_router.devtools.stub_llm import Reply
+from hermes_token_router.guard import guard_decision
+
+VAULT_TOOLSET = "htr_vault"
+VAULT_TOOL = "htr_vault_open"
+LIFECYCLE = ("kanban_complete", "kanban_block", "kanban_heartbeat")
+POLICY = {"schema_version": 1, "protected_toolsets": [VAULT_TOOLSET], "pinned_tool_names": []}
+
+
+# -- fixtures --------------------------------------------------------------------------
+@pytest.fixture
+def vault_calls():
+    """A non-core (hence deferrable) tool in a protected toolset, registered in the real
+    registry for the duration of one test."""
+    from tools.registry import registry
+
+    calls = []
+
+    def handler(args, **kw):
+        calls.append(args)
+        return json.dumps({"secret": "opened"})
+
+    schema = {"name": VAULT_TOOL, "description": "Open the vault (protected test tool).",
+              "parameters": {"type": "object", "properties": {}, "required": []}}
+    registry.register(name=VAULT_TOOL, toolset=VAULT_TOOLSET, schema=schema, handler=handler,
+                      description="test-only protected tool")
+    try:
+        yield calls
+    finally:
+        registry.deregister(VAULT_TOOL)
+
+
+@pytest.fixture
+def tool_search_on():
+    """Turn Hermes's tool_search bridge on in this process's HERMES_HOME config."""
+    path = Path(os.environ["HERMES_HOME"]) / "config.yaml"
+    original = path.read_text()
+    cfg = yaml.safe_load(original) or {}
+    cfg.setdefault("tools", {})["tool_search"] = {"enabled": "on"}
+    _write(path, yaml.safe_dump(cfg))
+    try:
+        yield
+    finally:
+        _write(path, original)
+
+
+def _write(path: Path, text: str) -> None:
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(text)
+    os.replace(tmp, path)
+    st = path.stat()
+    os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns + 1_000_000))
+
+
+@pytest.fixture
+def test_guard_hook():
+    """Register a pre_tool_call callback that does exactly what the integrated runtime does:
+    one envelope per session (bound from the agent's untouched surface), guard_decision
+    with the registry's owner look-up."""
+    from hermes_cli.plugins import get_plugin_manager
+    from tools.registry import registry
+
+    envelopes = {}
+    decisions = []
+
+    def bind_for(agent):
+        hook_value, agent_value = A.read_channels({}, agent)
+        names = tuple(t["function"]["name"] for t in agent.tools)
+        owners = A.snapshot_owners(names, registry.get_toolset_for_tool)
+        envelopes[agent.session_id] = A.bind(A.parse_admission(hook_value, agent_value), names, owners,
+                                             A.NOT_WORKER, session_id=agent.session_id)
+
+    def pre_tool_call(tool_name="", session_id="", **kwargs):
+        d = guard_decision(tool_name, envelopes.get(session_id), registry.get_toolset_for_tool)
+        decisions.append((tool_name, d))
+        return d
+
+    hooks = get_plugin_manager()._hooks.setdefault("pre_tool_call", [])
+    hooks.append(pre_tool_call)
+    try:
+        yield bind_for, decisions
+    finally:
+        hooks.remove(pre_tool_call)
+
+
+def bridge_call(name: str, arguments=None) -> Reply:
+    return Reply(content=None, tool_calls=[("tool_call", {"name": name, "arguments": arguments or {}})])
+
+
+def tool_results(result) -> list:
+    return [m.get("content") or "" for m in result["messages"] if m.get("role") == "tool"]
+
+
+def require_integration(runtime, *attrs):
+    missing = [a for a in attrs if not hasattr(runtime, a)]
+    if missing:
+        pytest.xfail("awaiting core integration of issue 6: RouterRuntime lacks " + ", ".join(missing)
+                     + " (edits listed in docs/admission.md, 'Integration')")
+
+
+def vault_agent(agent_factory, **kw):
+    agent = agent_factory(enabled_toolsets=["file", "skills", VAULT_TOOLSET], **kw)
+    names = {t["function"]["name"] for t in agent.tools}
+    assert "tool_call" in names and VAULT_TOOL not in names, \
+        f"tool_search did not defer the protected test tool: {sorted(names)}"
+    return agent
+
+
+# -- 1. the tool_search bridge -----------------------------------------------------------
+def test_bridge_reaches_unprotected_tool_without_policy(stub, vault_calls, tool_search_on, agent_factory,
+                                                        test_guard_hook):
+    """Control: with the empty policy the bridge works and the guard stays out of the way."""
+    bind_for, decisions = test_guard_hook
+    agent = vault_agent(agent_factory)
+    bind_for(agent)
+    stub.script(bridge_call(VAULT_TOOL), Reply(content="done"))
+    agent.run_conversation("open the vault")
+    assert vault_calls == [{}]
+    assert decisions and decisions[0] == (VAULT_TOOL, None)
+
+
+def test_bridge_to_protected_toolset_is_blocked_proof(stub, vault_calls, tool_search_on, agent_factory,
+                                                      test_guard_hook):
+    bind_for, decisions = test_guard_hook
+    agent = vault_agent(agent_factory)
+    agent._hermes_token_router_admission = dict(POLICY)
+    bind_for(agent)
+    stub.script(bridge_call(VAULT_TOOL), Reply(content="done"))
+    result = agent.run_conversation("open the vault")
+    assert vault_calls == [], "the protected tool ran through the tool_search bridge"
+    assert decisions and decisions[0][0] == VAULT_TOOL and decisions[0][1]["action"] == "block"
+    assert any("Blocked by hermes-token-router" in c and VAULT_TOOL in c for c in tool_results(result))
+
+
+@pytest.mark.parametrize("channel", ["agent_attribute"])
+def test_bridge_to_protected_toolset_is_blocked_integrated(stub, vault_calls, tool_search_on, agent_factory,
+                                                           router_config, runtime, channel):
+    require_integration(runtime, "pre_tool_call")
+    router_config(enabled=True)
+    agent = vault_agent(agent_factory)
+    agent._hermes_token_router_admission = dict(POLICY)
+    stub.script(bridge_call(VAULT_TOOL), Reply(content="done"))
+    result = agent.run_conversation("open the vault")
+    assert vault_calls == [], "the protected tool ran through the tool_search bridge"
+    assert any("Blocked by hermes-token-router" in c for c in tool_results(result))
+
+
+# -- 2. kanban worker --------------------------------------------------------------------
+def test_kanban_worker_envelope_pins_lifecycle_tools_proof(monkeypatch, agent_factory):
+    """Hermes's own predicate + the real registry: the bound envelope pins every kanban
+    definition the worker was given (no tool names hard-coded in the router)."""
+    monkeypatch.setenv("HERMES_KANBAN_TASK", "t_" + uuid.uuid4().hex[:6])
+    from tools import kanban_tools
+    from tools.registry import registry
+
+    reports = kanban_tools._check_kanban_mode() and not kanban_tools._check_kanban_orchestrator_mode()
+    status = A.worker_status(os.environ.get("HERMES_KANBAN_TASK"), reports, direct=True)
+    assert status == A.WORKER
+    agent = agent_factory(enabled_toolsets=harness.cli_toolsets())
+    names = tuple(t["function"]["name"] for t in agent.tools)
+    assert set(LIFECYCLE) <= set(names), sorted(names)
+    env = A.bind(A.parse_admission(), names, A.snapshot_owners(names, registry.get_toolset_for_tool), status)
+    assert A.may_prune(env)
+    assert set(LIFECYCLE) <= env.floor
+    # a delegated child with the same inherited environment gains nothing
+    assert A.worker_status(os.environ["HERMES_KANBAN_TASK"], reports, direct=False) == A.NOT_WORKER
+
+
+def test_kanban_worker_keeps_lifecycle_tools_when_narrowed(monkeypatch, stub, router_config, agent_factory,
+                                                           tmp_path):
+    monkeypatch.setenv("HERMES_KANBAN_TASK", "t_" + uuid.uuid4().hex[:6])
+    router_config(enabled=True)
+    (tmp_path / "notes.md").write_text("# Notes\n")
+    agent = agent_factory(enabled_toolsets=harness.cli_toolsets())
+    agent.run_conversation("read ./notes.md and summarise it")
+    first = stub.chat_requests()[0]
+    names = set(first.tool_names)
+    assert set(LIFECYCLE) <= names, sorted(names)
+    assert "read_file" in names
+
+
+# -- 3. failed restore, then agent reuse ----------------------------------------------------
+def failing_agent_class():
+    import run_agent
+
+    class AIAgent(run_agent.AIAgent):  # the router recognises agents by this class name
+        fail_surface_writes = False
+
+        def __setattr__(self, key, value):
+            if key == "tools" and self.__dict__.get("fail_surface_writes"):
+                raise RuntimeError("simulated failure assigning agent.tools")
+            super().__setattr__(key, value)
+
+    return AIAgent
+
+
+def test_failed_restore_then_reuse_keeps_the_guard_engaged_integrated(stub, vault_calls, tool_search_on,
+                                                                      router_config, runtime, tmp_path):
+    require_integration(runtime, "pre_tool_call")
+    router_config(enabled=True)
+    cls = failing_agent_class()
+    agent = cls(base_url=stub.base_url, api_key="sk-stub-local", provider="custom", api_mode="chat_completions",
+                model="stub-model", enabled_toolsets=["file", "terminal", "skills", VAULT_TOOLSET],
+                quiet_mode=True, platform="cli", session_id="test-" + uuid.uuid4().hex[:10],
+                skip_context_files=True, skip_memory=True, max_iterations=6)
+    try:
+        agent._hermes_token_router_admission = dict(POLICY)
+        (tmp_path / "notes.md").write_text("# Notes\n")
+        old_session = agent.session_id
+        captured = agent.tools
+        agent.run_conversation("read ./notes.md and summarise it")
+        narrowed = agent.tools
+        assert narrowed is not captured, "the router did not narrow the first session"
+
+        # session end: the restore fails
+        agent.fail_surface_writes = True
+        harness.finalize_session(agent)
+        assert agent.tools is narrowed
+
+        # Hermes reuses the agent for a new session (CLI /new) before any retry
+        agent.session_id = "test-" + uuid.uuid4().hex[:10]
+        stub.clear()
+        stub.script(bridge_call(VAULT_TOOL), Reply(content="done"))
+        result = agent.run_conversation("open the vault")
+        assert vault_calls == [], "a protected tool ran on a quarantined agent"
+        assert any("Blocked by hermes-token-router" in c for c in tool_results(result))
+        assert agent.tools is narrowed, "the router routed (or recaptured) a quarantined agent"
+
+        # the retry succeeds once the agent still shows exactly our last commit
+        agent.fail_surface_writes = False
+        from hermes_cli.plugins import invoke_hook
+
+        invoke_hook("on_session_finalize", session_id=old_session, platform="cli", reason="session_boundary")
+        assert agent.tools is captured, "the quarantine was not released by restoring the old envelope"
+    finally:
+        agent.__dict__["fail_surface_writes"] = False
+        try:
+            harness.finalize_session(agent)
+            agent.close()
+        except Exception:
+            pass
