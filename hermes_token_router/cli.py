@@ -38,9 +38,14 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="hermes-token-router",
                                      description="Offline tools for the Hermes token router plugin.")
     sub = parser.add_subparsers(dest="command", required=True)
-    from . import report, route_cli
+    from . import report
 
-    route_cli.add_route_subcommand(sub)
+    try:  # ``route`` ships in route_cli.py; without it the other subcommands must still work
+        from . import route_cli
+    except ImportError:
+        route_cli = None
+    if route_cli is not None:
+        route_cli.add_route_subcommand(sub)
     report.add_subcommand(sub)
     try:
         from .skill_router import cli as skills_cli
