@@ -689,3 +689,114 @@ class WarnOnce:
                 return False
             self._seen.add(session_id)
             return True
+
+
+# -- the adapter's one call -----------------------------------------------------------------
+def establish(hook_kwargs: Optional[Mapping[str, Any]], agent: Any, names: Optional[Sequence[str]],
+              owner_of: Callable[[str], Optional[str]], *, session_id: str,
+              task_env: Optional[str], dispatcher_reports: Callable[[], Optional[bool]], direct: bool,
+              provenance: bool = True, attachable: bool = True,
+              worker_toolset: str = DEFAULT_WORKER_TOOLSET) -> Envelope:
+    """Read both channels, parse, and -- only for a valid policy -- evaluate the worker
+    predicate once and take one ordered owner snapshot; bind the result.
+
+    ``names``: the agent's tool names read straight from ``agent.tools`` (no registry
+    call), ``None`` when they could not be read. ``dispatcher_reports`` is called at most
+    once and only when ``task_env`` is non-empty; an exception counts as uncertainty.
+    An invalid policy makes no owner, predicate or definition look-up at all.
+    """
+    hook_value, agent_value = read_channels(hook_kwargs, agent)
+    adm = parse_admission(hook_value, agent_value)
+    if not adm.is_valid or names is None:
+        return bind(adm, names, None, NOT_WORKER, session_id=session_id, provenance=provenance,
+                    attachable=attachable, worker_toolset=worker_toolset)
+    worker = NOT_WORKER
+    if task_env:
+        try:
+            reports = dispatcher_reports() if direct else False
+        except Exception:
+            reports = None
+        worker = worker_status(task_env, reports, direct=direct)
+    snap = snapshot_owners(tuple(names), owner_of)
+    return bind(adm, tuple(names), snap, worker, session_id=session_id, provenance=provenance,
+                attachable=attachable, worker_toolset=worker_toolset)
+
+
+SLOT_ATTR = "_hermes_token_router_envelope"
+
+
+@dataclass
+class AgentSlot:
+    """The router's admission state held *on the agent* (per agent, never process-global).
+
+    ``envelope`` belongs to ``envelope.session_id``; ``restore_pending`` is set when that
+    session's restore failed, which keeps the envelope (and the guard) alive across a
+    reuse of the agent for another session: quarantine.
+    """
+
+    envelope: Envelope
+    restore_pending: bool = False
+    contamination: Optional[Contamination] = None
+    lock: Any = field(default_factory=threading.RLock, repr=False)
+
+
+def slot_of(agent: Any) -> Optional[AgentSlot]:
+    try:
+        slot = vars(agent).get(SLOT_ATTR)
+    except TypeError:
+        return None
+    return slot if isinstance(slot, AgentSlot) else None
+
+
+def can_attach(agent: Any) -> bool:
+    try:
+        vars(agent)
+        return True
+    except TypeError:
+        return False
+
+
+def envelope_for(agent: Any, session_id: str, build: Callable[[], Envelope]) -> Tuple[Envelope, bool]:
+    """(envelope, quarantined). Same agent and session: the same object. A different
+    session on an agent whose old restore is pending: the *old* envelope, quarantined.
+    Otherwise a new envelope is built once and attached (if the agent takes attributes)."""
+    slot = slot_of(agent)
+    if slot is not None:
+        with slot.lock:
+            if slot.envelope.session_id == session_id:
+                return slot.envelope, False
+            if slot.restore_pending:
+                return slot.envelope, True
+    envelope = build()
+    if can_attach(agent):
+        with _LOCKS_GUARD:
+            current = slot_of(agent)
+            if current is not None and (current.envelope.session_id == session_id or current.restore_pending):
+                return current.envelope, current.envelope.session_id != session_id
+            vars(agent)[SLOT_ATTR] = AgentSlot(envelope)
+    return envelope, False
+
+
+def mark_restore(agent: Any, session_id: str, ok: bool) -> None:
+    """After a session-end restore: success releases the slot, failure keeps it pending."""
+    slot = slot_of(agent)
+    if slot is None or slot.envelope.session_id != session_id:
+        return
+    with slot.lock:
+        if ok:
+            try:
+                vars(agent).pop(SLOT_ATTR, None)
+            except TypeError:
+                pass
+        else:
+            slot.restore_pending = True
+
+
+def record_contamination(agent: Any, session_id: str, names: Sequence[str]) -> Optional[Contamination]:
+    """Call *before* assigning a NO_AUTHORITY append: stores the immutable marker once."""
+    slot = slot_of(agent)
+    if slot is None or slot.envelope.session_id != session_id:
+        return None
+    with slot.lock:
+        slot.contamination = mark_contaminated(slot.contamination, session_id, names)
+        return slot.contamination

@@ -527,3 +527,100 @@ def test_quarantine_step_by_identity():
 def test_warn_once_per_session():
     w = A.WarnOnce()
     assert w.first("s1") and not w.first("s1") and w.first("s2")
+
+
+# -- the adapter's one call and the per-agent slot ----------------------------------------------
+class FakeAgent:
+    def __init__(self, names, value=A.MISSING):
+        self.tools = [{"type": "function", "function": {"name": n}} for n in names]
+        if value is not A.MISSING:
+            self._hermes_token_router_admission = value
+
+
+def test_establish_valid_policy_looks_up_once_per_name_and_predicate_once():
+    agent = FakeAgent(CAPTURE, policy(["kanban"]))
+    seen, predicate = [], []
+
+    def owner_of(n):
+        seen.append(n)
+        return OWNERS[n]
+
+    def reports():
+        predicate.append(1)
+        return True
+
+    env = A.establish({}, agent, CAPTURE, owner_of, session_id="s", task_env="t1",
+                      dispatcher_reports=reports, direct=True)
+    assert env.worker == A.WORKER and env.authority == A.CAPTURED and env.prune_allowed
+    assert seen == list(CAPTURE) and predicate == [1]
+    assert set(env.pins) >= {"kanban_complete", "kanban_block", "kanban_heartbeat"}
+
+
+def test_establish_invalid_policy_makes_no_lookup_at_all():
+    agent = FakeAgent(CAPTURE, None)
+
+    def boom():
+        raise AssertionError("predicate must not run")
+
+    env = A.establish({}, agent, CAPTURE, never_called, session_id="s", task_env="t1",
+                      dispatcher_reports=boom, direct=True)
+    assert env.authority == A.INVALID_MODE and env.names == CAPTURE
+
+
+def test_establish_predicate_error_is_uncertain_and_non_direct_never_asks():
+    env = A.establish({}, FakeAgent(CAPTURE), CAPTURE, OWNERS.get, session_id="s", task_env="t1",
+                      dispatcher_reports=lambda: 1 / 0, direct=True)
+    assert env.worker == A.UNCERTAIN and not env.prune_allowed
+    env = A.establish({}, FakeAgent(CAPTURE), CAPTURE, OWNERS.get, session_id="s", task_env="t1",
+                      dispatcher_reports=never_called, direct=False)
+    assert env.worker == A.NOT_WORKER and env.prune_allowed
+
+
+def test_establish_uncapturable_and_hook_channel():
+    env = A.establish({A.HOOK_KEYWORD: policy(["kanban"])}, FakeAgent(CAPTURE), None, never_called,
+                      session_id="s", task_env=None, dispatcher_reports=never_called, direct=True)
+    assert env.authority == A.UNCAPTURABLE and env.protected_toolsets == {"kanban"}
+
+
+def test_agent_slot_identity_quarantine_and_release():
+    agent = FakeAgent(CAPTURE)
+    builds = []
+
+    def build(sid):
+        def f():
+            builds.append(sid)
+            return A.bind(A.parse_admission(policy(["kanban"])), CAPTURE, OWNERS, session_id=sid)
+        return f
+
+    e1, q = A.envelope_for(agent, "s1", build("s1"))
+    assert not q and A.envelope_for(agent, "s1", build("s1")) == (e1, False) and builds == ["s1"]
+    # failed restore: the slot stays; a reuse for s2 gets the old envelope, quarantined
+    A.mark_restore(agent, "s1", ok=False)
+    e2, q = A.envelope_for(agent, "s2", build("s2"))
+    assert e2 is e1 and q and builds == ["s1"]
+    # the successful retry releases it; s2 then binds its own envelope
+    A.mark_restore(agent, "s1", ok=True)
+    e3, q = A.envelope_for(agent, "s2", build("s2"))
+    assert e3 is not e1 and not q and e3.session_id == "s2"
+
+
+def test_agent_slot_successful_session_end_clears_and_contamination_is_kept():
+    agent = FakeAgent(CAPTURE)
+    env, _ = A.envelope_for(agent, "s1", lambda: A.bind(A.parse_admission(), CAPTURE, OWNERS,
+                                                           session_id="s1", provenance=False))
+    m1 = A.record_contamination(agent, "s1", ["write_file"])
+    assert A.record_contamination(agent, "s1", ["terminal"]) is m1
+    assert A.slot_of(agent).contamination is m1 and not A.may_capture(m1)
+    A.mark_restore(agent, "s1", ok=True)
+    assert A.slot_of(agent) is None
+
+
+def test_agent_without_attributes_is_installed_only_and_not_attached():
+    class Slotted:
+        __slots__ = ("tools",)
+
+    agent = Slotted()
+    assert not A.can_attach(agent)
+    env, q = A.envelope_for(agent, "s", lambda: A.bind(A.parse_admission(), CAPTURE, OWNERS,
+                                                         attachable=A.can_attach(agent)))
+    assert env.authority == A.INSTALLED_ONLY and not q and A.slot_of(agent) is None
