@@ -47,6 +47,15 @@ def _guarded(hook: str):
     return wrap
 
 
+class _Ticket:
+    """One in-flight ``pre_llm_call``; ``ended`` is set when its session ends meanwhile."""
+
+    __slots__ = ("ended",)
+
+    def __init__(self) -> None:
+        self.ended = False
+
+
 class RouterRuntime:
     """Everything the plugin keeps in a process: config, the ``/router`` switch and the
     per-session state registry. One instance per ``register`` call; no module globals."""
@@ -64,6 +73,10 @@ class RouterRuntime:
         self._last_source: Any = None
         self._ledger: Optional[Ledger] = None
         self._hook_budget_s: Optional[float] = None
+        # First-turn hooks in flight, per session: a session that ends while one of them is
+        # still classifying (no state stored yet) marks its ticket, and the hook commits nothing.
+        self._inflight: Dict[str, list] = {}
+        self._inflight_lock = threading.Lock()
 
     # -- settings --------------------------------------------------------------------
     @property
@@ -115,14 +128,35 @@ class RouterRuntime:
             self._hook_budget_s = host.hook_callback_timeout_s() / 2.0
         return self._hook_budget_s
 
-    def _fence(self, started: float, state: Optional[SessionState] = None, session_id: str = ""):
+    def _fence(self, started: float, state: Optional[SessionState] = None, session_id: str = "",
+               ticket: Optional["_Ticket"] = None):
         within = session.elapsed_ok(started, self.hook_budget_s())
         if state is None:
             return within
 
         def valid() -> bool:
-            return within() and self.states.get(session_id or state.session_id) is state
+            return within() and self.states.get(session_id or state.session_id) is state \
+                and not (ticket is not None and ticket.ended)
         return valid
+
+    def _begin(self, session_id: str) -> "_Ticket":
+        ticket = _Ticket()
+        with self._inflight_lock:
+            self._inflight.setdefault(session_id, []).append(ticket)
+        return ticket
+
+    def _finish(self, session_id: str, ticket: "_Ticket") -> None:
+        with self._inflight_lock:
+            tickets = self._inflight.get(session_id)
+            if tickets is not None:
+                tickets[:] = [t for t in tickets if t is not ticket]
+                if not tickets:
+                    self._inflight.pop(session_id, None)
+
+    def _cancel_inflight(self, session_id: str) -> None:
+        with self._inflight_lock:
+            for ticket in self._inflight.get(session_id, ()):
+                ticket.ended = True
 
     # -- hooks -----------------------------------------------------------------------
     @_guarded("pre_llm_call")
@@ -131,6 +165,14 @@ class RouterRuntime:
         started = time.monotonic()
         if platform in SKIP_PLATFORMS:
             return None
+        ticket = self._begin(session_id)
+        try:
+            return self._pre_llm_call(session_id, user_message, started, ticket, **kwargs)
+        finally:
+            self._finish(session_id, ticket)
+
+    def _pre_llm_call(self, session_id: str, user_message: Any, started: float, ticket: "_Ticket",
+                      **kwargs: Any) -> Optional[Dict[str, str]]:
         state = self.states.get(session_id)
         agent, how = host.find_agent(session_id, explicit=kwargs.get("agent"),
                                      known=state.agent if state is not None else None)
@@ -151,7 +193,7 @@ class RouterRuntime:
         injection = self._skills_for_turn(cfg, session_id, text)
         extra = tuple(injection.requires_toolsets) if injection is not None else ()
         if state is None:
-            self._route(agent, session_id, profile, text, cfg, extra, started)
+            self._route(agent, session_id, profile, text, cfg, extra, started, ticket)
         elif state.phase == ROUTED:
             if state.agent is not agent:
                 self.states.rebind(state, agent)
@@ -164,7 +206,7 @@ class RouterRuntime:
         return None
 
     def _route(self, agent: Any, session_id: str, profile: str, text: str, cfg: RouterConfig,
-               extra: Tuple[str, ...], started: float) -> None:
+               extra: Tuple[str, ...], started: float, ticket: Optional["_Ticket"] = None) -> None:
         capture = host.capture(agent)
         available = [(o, self.blurbs.get(o, "")) for o in capture.owner_order() if o != session.ROUTER_TOOLSET]
         try:
@@ -176,6 +218,9 @@ class RouterRuntime:
         state = self.states.put(SessionState(session_id=session_id, profile=profile,
                                              agent_ref=weakref.ref(agent), phase=FULL, decision=decision), agent)
         if state.decision is not decision:  # another thread routed this session first
+            return
+        if ticket is not None and ticket.ended:  # the session ended while we classified
+            self.states.pop(session_id, state)
             return
         self.debug.note("decision", session=session_id, action=decision.action, intent=decision.intent,
                         source=decision.source, reason=decision.reason, ms=f"{decision.latency_ms:.3f}")
@@ -190,7 +235,7 @@ class RouterRuntime:
                 state.tokens_full = state.tokens_now = p.tokens_full
             return
         try:
-            session.commit_route(state, agent, p, self._fence(started, state))
+            session.commit_route(state, agent, p, self._fence(started, state, ticket=ticket))
         except session.Fenced as exc:
             self.debug.note("fenced", session=session_id, reason=str(exc))
 
@@ -315,6 +360,7 @@ class RouterRuntime:
         return None
 
     def _end_session(self, session_id: str, reason: str) -> None:
+        self._cancel_inflight(session_id)
         state = self.states.get(session_id)
         if state is None:
             return
