@@ -36,6 +36,9 @@ log = logging.getLogger("hermes_token_router")
 
 # Punctuation trimmed before whole-message checks (after NFKC, full-width forms are ASCII).
 _EDGE = " \t\r\n!?.,;:~'\"`()[]{}<>*_-…。、“”‘’「」『』（）【】《》~"
+# Whole-message guards (vague, chit-chat, capability) only describe short messages; skipping
+# them for longer ones keeps the slow tail of classification down.
+_SHORT = 80
 # Between repeated chit-chat phrases ("hi, thanks!!", "谢谢，太棒了").
 _FILLER = r"[\s,.!?;:~'\"…、。\-—()]*"
 
@@ -136,7 +139,7 @@ def _compile(patterns: Sequence[str], repeat: bool = False) -> Optional[re.Patte
         return None
     if repeat:
         body = f"(?:(?:{body}){_FILLER})+"
-    return re.compile(body, re.IGNORECASE)
+    return re.compile(body)  # text is lower-cased already; IGNORECASE defeats prefix scans
 
 
 _CJK = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]")
@@ -265,7 +268,8 @@ class RuleSet:
             return self._full("negated", intent="negated")
 
         core = t.strip(_EDGE)
-        if self._vague is not None and self._vague.fullmatch(core, cjk):
+        short = len(core) <= _SHORT
+        if short and self._vague is not None and self._vague.fullmatch(core, cjk):
             return self._full("vague", intent="vague")
 
         hits: List[Tuple[_Intent, str]] = []
@@ -282,10 +286,10 @@ class RuleSet:
             hits = kept
 
         if not hits:
-            if self._capability is not None and self._capability.fullmatch(core, cjk):
+            if short and self._capability is not None and self._capability.fullmatch(core, cjk):
                 return Decision("narrow", (), "capability_inquiry", self._conf.capability, "rules",
                                 "capability question")
-            if self._chitchat is not None and self._chitchat.fullmatch(core, cjk):
+            if short and self._chitchat is not None and self._chitchat.fullmatch(core, cjk):
                 return Decision("narrow", (), "chitchat", self._conf.chitchat, "rules", "chit-chat")
             if question:
                 return self._full("question", intent="question")

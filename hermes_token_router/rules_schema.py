@@ -14,6 +14,8 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validat
 
 TOOLSET_NAME = re.compile(r"^[a-z][a-z0-9_-]*$")
 INTENT_NAME = re.compile(r"^[a-z][a-z0-9_]*$")
+# An upper-case letter that is not an escape such as \S, \W, \D or \B.
+_UPPER_LITERAL = re.compile(r"(?<!\\)[A-Z]")
 
 
 def _compiles(pattern: str) -> str:
@@ -23,6 +25,8 @@ def _compiles(pattern: str) -> str:
         raise ValueError(f"invalid regular expression ({exc})") from None
     if not pattern.strip():
         raise ValueError("empty pattern matches everything")
+    if _UPPER_LITERAL.search(pattern):
+        raise ValueError("patterns run on lower-cased text, so an upper-case letter never matches")
     return pattern
 
 

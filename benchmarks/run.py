@@ -1,0 +1,385 @@
+#!/usr/bin/env python3
+"""Routing benchmark and release gates for the deterministic rules.
+
+Runs every corpus record through the rule classifier, then reports per language and
+overall: required-toolset recall, critical-class recall, exact route accuracy, abstention,
+first-turn tool-schema tokens saved against the live Hermes 0.19.0 registry (two
+baselines, via ``hermes_token_router.offline_surface``) and classification latency.
+Exits 1 when a release gate fails. Definitions: docs/rules.md#benchmark.
+
+    python benchmarks/run.py [--corpus corpus/] [--json OUT] [--chart PNG]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable, Dict, List, Optional, Sequence, Tuple
+
+ROOT = Path(__file__).resolve().parents[1]
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+from hermes_token_router.decision import Decision  # noqa: E402
+
+FIELDS = ("id", "text", "lang", "required", "acceptable", "kind", "critical")
+KINDS = {"task", "compound", "chitchat", "capability", "ambiguous", "negated"}
+ABSTAIN_OK = {"ambiguous", "negated"}   # kinds where keeping the full surface is the right answer
+TASK_KINDS = {"task", "compound"}       # kinds the abstention rate is measured over
+GROUPS = ("en", "zh", "all")
+
+GATE_MEDIAN_REDUCTION = 0.70
+GATE_RECALL = 0.995
+GATE_CRITICAL_RECALL = 1.0
+GOAL_MEDIAN_REDUCTION = 0.85
+GOAL_LANG_GAP = 0.01
+GOAL_ABSTENTION = 0.15
+GOAL_P99_MS = 0.3
+LATENCY_REPEATS = 20
+
+
+class CorpusError(Exception):
+    pass
+
+
+# --------------------------------------------------------------------------- corpus
+
+
+def load_corpus(path: Path) -> Tuple[List[dict], List[str]]:
+    """Records from a file, or from every ``*.jsonl`` in a folder whose records carry this
+    schema (a ``required`` field). Files of other schemas sharing ``corpus/`` (e.g. the
+    skill-routing queries) are skipped with a note rather than misread."""
+    notes: List[str] = []
+    files = [path] if path.is_file() else sorted(path.glob("*.jsonl"))
+    if not files:
+        raise CorpusError(f"{path}: no .jsonl files")
+    records: List[dict] = []
+    for f in files:
+        rows = []
+        for n, line in enumerate(f.read_text(encoding="utf-8").splitlines(), 1):
+            if line.strip():
+                try:
+                    rows.append((n, json.loads(line)))
+                except json.JSONDecodeError as exc:
+                    raise CorpusError(f"{f}:{n}: not JSON ({exc.msg})") from None
+        if path.is_dir() and rows and "required" not in rows[0][1]:
+            notes.append(f"skipped {f.name}: not a routing corpus (no 'required' field)")
+            continue
+        for n, rec in rows:
+            if not isinstance(rec, dict) or set(rec) != set(FIELDS):
+                raise CorpusError(f"{f}:{n}: fields must be exactly {', '.join(FIELDS)}")
+            if rec["lang"] not in ("en", "zh") or rec["kind"] not in KINDS:
+                raise CorpusError(f"{f}:{n}: bad lang or kind")
+            records.append(rec)
+    ids = [r["id"] for r in records]
+    if len(ids) != len(set(ids)):
+        raise CorpusError("duplicate record ids")
+    return records, notes
+
+
+# --------------------------------------------------------------------------- scoring
+
+
+@dataclass
+class Row:
+    rec: dict
+    decision: Decision
+    narrow: bool                   # effective: narrow and confident enough for the core
+    toolsets: Tuple[str, ...]
+    recalled: bool
+    exact: bool
+    saved: Dict[str, float]        # baseline -> fraction of full-surface tokens saved
+
+
+def effective(decision: Decision, threshold: float) -> bool:
+    """The core narrows only on a confident narrow decision; everything else is full."""
+    return decision.action == "narrow" and decision.confidence >= threshold
+
+
+def score(rec: dict, decision: Decision, threshold: float) -> Row:
+    narrow = effective(decision, threshold)
+    ts = set(decision.toolsets) if narrow else set()
+    req, acc = set(rec["required"]), set(rec["acceptable"])
+    recalled = (not narrow) or req <= ts
+    exact = (req <= ts <= req | acc) if narrow else rec["kind"] in ABSTAIN_OK
+    return Row(rec, decision, narrow, tuple(sorted(ts)), recalled, exact, {})
+
+
+def pct(values: Sequence[float], q: float) -> float:
+    if not values:
+        return 0.0
+    s = sorted(values)
+    k = max(0, min(len(s) - 1, int(round(q * (len(s) - 1)))))
+    return s[k]
+
+
+def ratio(num: int, den: int) -> Optional[float]:
+    return None if den == 0 else num / den
+
+
+def summarize(rows: List[Row], latencies: List[float], baselines: Sequence[str]) -> dict:
+    need = [r for r in rows if r.rec["required"]]
+    crit = [r for r in rows if r.rec["critical"]]
+    tasks = [r for r in rows if r.rec["kind"] in TASK_KINDS]
+    out = {
+        "records": len(rows),
+        "recall": ratio(sum(r.recalled for r in need), len(need)),
+        "recall_n": len(need),
+        "critical_recall": ratio(sum(r.recalled for r in crit), len(crit)),
+        "critical_n": len(crit),
+        "exact_accuracy": ratio(sum(r.exact for r in rows), len(rows)),
+        "abstention": ratio(sum(not r.narrow for r in tasks), len(tasks)),
+        "abstention_n": len(tasks),
+        "latency_p50_ms": pct(latencies, 0.50),
+        "latency_p99_ms": pct(latencies, 0.99),
+        "savings": {},
+    }
+    for b in baselines:
+        vals = [r.saved[b] for r in rows]
+        out["savings"][b] = {"median": statistics.median(vals) if vals else 0.0,
+                             "mean": statistics.fmean(vals) if vals else 0.0}
+    return out
+
+
+def per_toolset(rows: List[Row], baselines: Sequence[str]) -> Dict[str, Dict[str, dict]]:
+    out: Dict[str, Dict[str, dict]] = {}
+    for ts in sorted({t for r in rows for t in r.rec["required"]}):
+        out[ts] = {}
+        for lang in GROUPS:
+            sel = [r for r in rows if ts in r.rec["required"] and (lang == "all" or r.rec["lang"] == lang)]
+            out[ts][lang] = {
+                "n": len(sel),
+                "recall": ratio(sum(r.recalled for r in sel), len(sel)),
+                "savings_median": {b: (statistics.median([r.saved[b] for r in sel]) if sel else None)
+                                   for b in baselines},
+            }
+    return out
+
+
+# --------------------------------------------------------------------------- run
+
+
+def time_classify(decide: Callable[[str], Decision], text: str, repeats: int) -> Tuple[Decision, List[float]]:
+    decision = decide(text)  # warm-up; also the decision we score
+    samples = []
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        decide(text)
+        samples.append((time.perf_counter() - t0) * 1000.0)
+    return decision, samples
+
+
+def attach_savings(rows: List[Row], notes: List[str]) -> Tuple[str, ...]:
+    """Fill ``row.saved`` from the live registry; the planner is the core's, not ours."""
+    try:
+        from hermes_token_router.offline_surface import Baselines
+    except ImportError as exc:  # pragma: no cover - only before the core lands it
+        notes.append(f"token savings not measured: offline_surface unavailable ({exc})")
+        return ()
+    base = Baselines.load()
+    for row in rows:
+        d = row.decision if row.narrow else Decision("full", (), row.decision.intent, 0.0,
+                                                      row.decision.source, "below threshold")
+        for b in base.names:
+            full = base.full_tokens(b)
+            row.saved[b] = 1.0 - base.narrowed_tokens(d, b) / full if full else 0.0
+    notes.append("baselines: " + ", ".join(
+        f"{b} = {base.tool_count(b)} tools / {base.full_tokens(b)} tokens" for b in base.names))
+    return tuple(base.names)
+
+
+def gates_and_goals(summary: Dict[str, dict], baselines: Sequence[str]) -> Tuple[List[dict], List[dict]]:
+    allg = summary["all"]
+    gates, goals = [], []
+
+    def item(bucket, name, value, target, ok):
+        bucket.append({"name": name, "value": value, "target": target, "ok": bool(ok)})
+
+    for b in baselines:
+        med = allg["savings"][b]["median"]
+        item(gates, f"median reduction ({b})", med, f">= {GATE_MEDIAN_REDUCTION:.0%}", med >= GATE_MEDIAN_REDUCTION)
+    if not baselines:
+        item(gates, "median reduction", None, f">= {GATE_MEDIAN_REDUCTION:.0%}", False)
+    item(gates, "required-toolset recall", allg["recall"], f">= {GATE_RECALL:.1%}",
+         (allg["recall"] or 0) >= GATE_RECALL)
+    item(gates, "critical-class recall", allg["critical_recall"], "= 100%",
+         (allg["critical_recall"] or 0) >= GATE_CRITICAL_RECALL)
+
+    for b in baselines:
+        med = allg["savings"][b]["median"]
+        item(goals, f"median reduction ({b}) with recall >= 99.5%", med, f">= {GOAL_MEDIAN_REDUCTION:.0%}",
+             med >= GOAL_MEDIAN_REDUCTION and (allg["recall"] or 0) >= GATE_RECALL)
+    gap = abs((summary["en"]["recall"] or 0) - (summary["zh"]["recall"] or 0))
+    item(goals, "zh recall within 1 point of en", gap, f"gap <= {GOAL_LANG_GAP:.0%}", gap <= GOAL_LANG_GAP)
+    item(goals, "abstention on task records", allg["abstention"], f"<= {GOAL_ABSTENTION:.0%}",
+         (allg["abstention"] or 0) <= GOAL_ABSTENTION)
+    item(goals, "classification p99", allg["latency_p99_ms"], f"<= {GOAL_P99_MS} ms",
+         allg["latency_p99_ms"] <= GOAL_P99_MS)
+    return gates, goals
+
+
+# --------------------------------------------------------------------------- output
+
+
+def _fmt(v: Optional[float], unit: str = "%") -> str:
+    if v is None:
+        return "n/a"
+    return f"{v * 100:.1f}%" if unit == "%" else f"{v:.4f}"
+
+
+def table(summary: Dict[str, dict], baselines: Sequence[str]) -> str:
+    rows = [("records", lambda g: str(g["records"])),
+            ("required-toolset recall", lambda g: f"{_fmt(g['recall'])} (n={g['recall_n']})"),
+            ("critical-class recall", lambda g: f"{_fmt(g['critical_recall'])} (n={g['critical_n']})"),
+            ("exact route accuracy", lambda g: _fmt(g["exact_accuracy"])),
+            ("abstention (task/compound)", lambda g: f"{_fmt(g['abstention'])} (n={g['abstention_n']})")]
+    for b in baselines:
+        rows.append((f"saved, median ({b})", lambda g, b=b: _fmt(g["savings"][b]["median"])))
+        rows.append((f"saved, mean ({b})", lambda g, b=b: _fmt(g["savings"][b]["mean"])))
+    rows.append(("latency p50 (ms)", lambda g: _fmt(g["latency_p50_ms"], "ms")))
+    rows.append(("latency p99 (ms)", lambda g: _fmt(g["latency_p99_ms"], "ms")))
+    rows.append(("latency p99, raw samples (ms)", lambda g: _fmt(g.get("latency_raw_p99_ms"), "ms")))
+    width = max(len(r[0]) for r in rows) + 2
+    lines = [f"{'metric':<{width}}" + "".join(f"{g:>20}" for g in GROUPS)]
+    lines.append("-" * len(lines[0]))
+    for label, fn in rows:
+        lines.append(f"{label:<{width}}" + "".join(f"{fn(summary[g]):>20}" for g in GROUPS))
+    return "\n".join(lines)
+
+
+def checklist(title: str, items: List[dict]) -> str:
+    out = [title]
+    for it in items:
+        v = it["value"]
+        shown = "n/a" if v is None else (f"{v:.4f} ms" if "p99" in it["name"] else f"{v * 100:.2f}%")
+        out.append(f"  [{'PASS' if it['ok'] else 'FAIL'}] {it['name']}: {shown} (target {it['target']})")
+    return "\n".join(out)
+
+
+def chart(per_ts: Dict[str, Dict[str, dict]], baselines: Sequence[str], out: Path, notes: List[str]) -> None:
+    """Optional: matplotlib is a benchmark extra, never a runtime dependency."""
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        notes.append("chart skipped: matplotlib is not installed (pip install matplotlib)")
+        return
+    names = list(per_ts)
+    x = range(len(names))
+    base = "forced" if "forced" in baselines else (baselines[0] if baselines else None)
+    fig, axes = plt.subplots(2, 1, figsize=(max(10, len(names) * 0.45), 8), sharex=True)
+    w = 0.4
+    for i, lang in enumerate(("en", "zh")):
+        off = [p + (i - 0.5) * w for p in x]
+        if base:
+            sv = [(per_ts[t][lang]["savings_median"][base] or 0) * 100 for t in names]
+            axes[0].bar(off, sv, w, label=lang)
+        rc = [(per_ts[t][lang]["recall"] or 0) * 100 for t in names]
+        axes[1].bar(off, rc, w, label=lang)
+    axes[0].set_ylabel(f"median tokens saved, % ({base})")
+    axes[0].set_ylim(0, 100)
+    axes[0].axhline(GATE_MEDIAN_REDUCTION * 100, color="grey", ls="--", lw=0.8)
+    axes[1].set_ylabel("required-toolset recall, %")
+    axes[1].set_ylim(80, 101)
+    axes[1].axhline(GATE_RECALL * 100, color="grey", ls="--", lw=0.8)
+    axes[1].set_xticks(list(x))
+    axes[1].set_xticklabels(names, rotation=60, ha="right")
+    for ax in axes:
+        ax.legend(loc="lower right")
+    axes[0].set_title("hermes-token-router rules: per required toolset and language")
+    fig.tight_layout()
+    out.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(out, dpi=110)
+    plt.close(fig)
+    notes.append(f"chart written to {out}")
+
+
+# --------------------------------------------------------------------------- main
+
+
+def main(argv: Optional[Sequence[str]] = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--corpus", type=Path, default=ROOT / "corpus", help="a .jsonl file or a folder (default corpus/)")
+    ap.add_argument("--json", type=Path, help="write the full results here")
+    ap.add_argument("--chart", type=Path, default=ROOT / "benchmarks" / "out" / "routing.png")
+    ap.add_argument("--no-chart", action="store_true")
+    ap.add_argument("--threshold", type=float, default=None,
+                    help="confidence the core needs to narrow (default: the config default)")
+    ap.add_argument("--repeats", type=int, default=LATENCY_REPEATS, help="timed classifications per record")
+    args = ap.parse_args(argv)
+
+    from hermes_token_router.config import RouterConfig
+    from hermes_token_router.rules import default_rules
+
+    threshold = args.threshold if args.threshold is not None else RouterConfig().confidence_threshold
+    try:
+        records, notes = load_corpus(args.corpus)
+    except CorpusError as exc:
+        print(f"corpus error: {exc}", file=sys.stderr)
+        return 2
+    decide = default_rules().classify
+
+    rows: List[Row] = []
+    # A record's latency is the median of its timed runs, so a scheduler hiccup on a shared
+    # machine does not masquerade as a slow rule; p50/p99 are taken across records. The
+    # raw p99 over every sample is reported too (``latency_raw_p99_ms``).
+    lat: Dict[str, List[float]] = {"en": [], "zh": [], "all": []}
+    raw: Dict[str, List[float]] = {"en": [], "zh": [], "all": []}
+    for rec in records:
+        decision, samples = time_classify(decide, rec["text"], max(1, args.repeats))
+        rows.append(score(rec, decision, threshold))
+        for g in (rec["lang"], "all"):
+            lat[g].append(statistics.median(samples))
+            raw[g].extend(samples)
+
+    baselines = attach_savings(rows, notes)
+    summary = {g: summarize([r for r in rows if g == "all" or r.rec["lang"] == g], lat[g], baselines)
+               for g in GROUPS}
+    for g in GROUPS:
+        summary[g]["latency_raw_p99_ms"] = pct(raw[g], 0.99)
+    per_ts = per_toolset(rows, baselines)
+    gates, goals = gates_and_goals(summary, baselines)
+
+    if not args.no_chart:
+        chart(per_ts, baselines, args.chart, notes)
+
+    print(f"corpus: {len(records)} records from {args.corpus} (threshold {threshold})")
+    print(table(summary, baselines))
+    print()
+    print(checklist("release gates:", gates))
+    print(checklist("goals:", goals))
+    misses = [r for r in rows if not r.recalled]
+    if misses:
+        print("recall misses:")
+        for r in misses:
+            print(f"  {r.rec['id']}: {r.rec['text']!r} needs {r.rec['required']}, got {list(r.toolsets)}")
+    for n in notes:
+        print(f"note: {n}")
+
+    if args.json:
+        payload = {
+            "corpus": str(args.corpus), "threshold": threshold, "baselines": list(baselines),
+            "summary": summary, "per_toolset": per_ts, "gates": gates, "goals": goals, "notes": notes,
+            "records": [{"id": r.rec["id"], "lang": r.rec["lang"], "kind": r.rec["kind"],
+                         "decision": r.decision.to_json(), "effective_narrow": r.narrow,
+                         "recalled": r.recalled, "exact": r.exact, "saved": r.saved} for r in rows],
+        }
+        args.json.parent.mkdir(parents=True, exist_ok=True)
+        args.json.write_text(json.dumps(payload, indent=2, ensure_ascii=False), encoding="utf-8")
+
+    failed = [g["name"] for g in gates if not g["ok"]]
+    if failed:
+        print("RELEASE GATES FAILED: " + "; ".join(failed), file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
