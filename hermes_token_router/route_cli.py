@@ -1,0 +1,101 @@
+"""``route``: show how the router would treat a message, without running Hermes.
+
+Kept apart from the main CLI so the core can mount it with its own ``decide`` (rules plus
+the optional model classifier) while this module stays testable on the rules alone.
+
+    route "TEXT" [--json]      one decision (plain text, or Decision.to_json())
+    route --jsonl < in.jsonl   one {"id", ...decision} line per {"id", "text"} input line
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import Callable, Optional, TextIO
+
+from .decision import Decision
+
+Decide = Callable[[str], Decision]
+
+
+def _default_decide() -> Decide:
+    from .rules import default_rules
+
+    return default_rules().classify
+
+
+def add_route_subcommand(subparsers, decide: Optional[Decide] = None) -> argparse.ArgumentParser:
+    """Register ``route`` on an argparse subparsers object; ``decide`` defaults to the rules."""
+    p = subparsers.add_parser("route", help="show the routing decision for a message",
+                              description="Show the routing decision for a message.")
+    p.add_argument("text", nargs="?", help="the message (omit with --jsonl)")
+    fmt = p.add_mutually_exclusive_group()
+    fmt.add_argument("--json", action="store_true", help="print the decision as JSON")
+    fmt.add_argument("--jsonl", action="store_true",
+                     help='read {"id", "text"} lines on stdin, print one decision line each')
+    p.set_defaults(func=run_route, decide=decide)
+    return p
+
+
+def _plain(d: Decision) -> str:
+    target = ", ".join(d.toolsets) if d.toolsets else "(floor only)"
+    what = f"narrow to {target}" if d.action == "narrow" else "keep the full surface"
+    return (f"{what}\n  intent: {d.intent}\n  confidence: {d.confidence:.2f}\n"
+            f"  source: {d.source}\n  reason: {d.reason}")
+
+
+def run_route(args: argparse.Namespace, stdin: Optional[TextIO] = None,
+              stdout: Optional[TextIO] = None) -> int:
+    """Exit codes: 0 ok, 2 usage or input error (bad line, missing text)."""
+    out = stdout or sys.stdout
+    err = sys.stderr
+    decide: Optional[Decide] = getattr(args, "decide", None)
+    try:
+        decide = decide or _default_decide()
+    except Exception as exc:  # PolicyError: one line naming file, line and key
+        print(f"route: rules unavailable: {exc}", file=err)
+        return 2
+
+    if getattr(args, "jsonl", False):
+        status = 0
+        for n, line in enumerate(stdin or sys.stdin, 1):
+            if not line.strip():
+                continue
+            try:
+                item = json.loads(line)
+                text = item["text"]
+                if not isinstance(text, str):
+                    raise TypeError("text is not a string")
+            except (ValueError, KeyError, TypeError) as exc:
+                print(f"route: stdin line {n}: expected {{\"id\", \"text\"}} ({exc})", file=err)
+                status = 2
+                continue
+            row = {"id": item.get("id")}
+            row.update(decide(text).to_json())
+            out.write(json.dumps(row, ensure_ascii=False) + "\n")
+        out.flush()
+        return status
+
+    text = getattr(args, "text", None)
+    if text is None:
+        print('route: give a message, e.g. route "run the tests", or use --jsonl', file=err)
+        return 2
+    decision = decide(text)
+    if getattr(args, "json", False):
+        out.write(json.dumps(decision.to_json(), ensure_ascii=False) + "\n")
+    else:
+        out.write(_plain(decision) + "\n")
+    return 0
+
+
+def main(argv: Optional[list] = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m hermes_token_router.route_cli")
+    sub = parser.add_subparsers(dest="command", required=True)
+    add_route_subcommand(sub)
+    args = parser.parse_args(argv)
+    return args.func(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

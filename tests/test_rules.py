@@ -1,0 +1,250 @@
+"""Behaviour of the rule classifier on phrasings that are NOT in the corpus.
+
+Each family is checked in English and Chinese with fresh wording, so a rule that only
+memorised the corpus fails here. "Routes" means a confident narrow that includes every
+required toolset; "safe" means full or such a narrow (never a narrow that lacks a need).
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from hermes_token_router.decision import Decision
+from hermes_token_router.rules import RuleSet, default_rules
+
+THRESHOLD = 0.90
+
+
+@pytest.fixture(scope="module")
+def rules() -> RuleSet:
+    return default_rules()
+
+
+def routes(d: Decision, *need: str) -> bool:
+    return d.action == "narrow" and d.confidence >= THRESHOLD and set(need) <= set(d.toolsets)
+
+
+def safe(d: Decision, *need: str) -> bool:
+    return d.action == "full" or d.confidence < THRESHOLD or set(need) <= set(d.toolsets)
+
+
+FAMILIES = [
+    # (text, required toolsets)
+    ("search the internet for cheap flights to lisbon", {"web"}),
+    ("any headlines about the chip export ban?", {"web"}),
+    ("上网搜一下 2024 年诺贝尔奖得主", {"web"}),
+    ("深圳今天天气如何", {"web"}),
+    ("open server/app.py and show me the imports", {"file"}),
+    ("create a folder named backups and a file inside it", {"file"}),
+    ("把 main.go 里的端口号改成 9090", {"file"}),
+    ("新建一个文件 plan.md", {"file"}),
+    ("run the unit tests again", {"terminal"}),
+    ("git pull and rebase", {"terminal"}),
+    ("帮我跑一下 pytest", {"terminal"}),
+    ("执行一下 ./build.sh", {"terminal"}),
+    ("fix the bug in cart.js and rerun the specs", {"file", "terminal"}),
+    ("修复 login.py 里的报错", {"file", "terminal"}),
+    ("click the login button on example.org", {"browser"}),
+    ("用浏览器帮我在官网上填写报名表单", {"browser"}),
+    ("what is in the photo at ~/Desktop/cat.jpeg?", {"vision"}),
+    ("识别一下这张照片里的车牌", {"vision"}),
+    ("generate a picture of a red panda surfing", {"image_gen"}),
+    ("帮我画一幅星空下的小镇", {"image_gen"}),
+    ("read this out loud for me please", {"tts"}),
+    ("把这段新闻稿念出来", {"tts"}),
+    ("remind me tomorrow at 9am to pay rent", {"cronjob"}),
+    ("每天早上8点提醒我喝水", {"cronjob"}),
+    ("remember that my dog's name is biscuit", {"memory"}),
+    ("记住我不吃香菜", {"memory"}),
+    ("what did we discuss last week about the budget?", {"session_search"}),
+    ("我们上次聊过的那个部署方案是什么", {"session_search"}),
+    ("save what we just did as a skill called release-flow", {"skills"}),
+    ("把这个流程保存成技能", {"skills"}),
+    ("spin up two subagents to compare these libraries", {"delegation"}),
+    ("派几个子代理分别去调研", {"delegation"}),
+    ("simulate a random walk with python", {"code_execution"}),
+    ("用 python 算一下 2 的 100 次方", {"code_execution"}),
+    ("ask me clarifying questions before writing the spec", {"clarify"}),
+    ("先问我几个问题再开始写", {"clarify"}),
+    ("turn on the kitchen lights", {"homeassistant"}),
+    ("把客厅的空调打开", {"homeassistant"}),
+    ("put on some lo-fi music", {"spotify"}),
+    ("放一首周杰伦的歌", {"spotify"}),
+    ("post the release notes to #announcements on discord", {"discord"}),
+    ("在 discord 上删掉 #test 频道", {"discord_admin"}),
+    ("create a kanban task for the docs rewrite", {"kanban"}),
+    ("看板上有哪些任务还没完成", {"kanban"}),
+    ("add a checklist item: update the changelog", {"todo"}),
+    ("把“发邮件”加到待办清单", {"todo"}),
+    ("what's everyone on twitter saying about the merger", {"x_search"}),
+    ("看看推特上关于这场比赛的讨论", {"x_search"}),
+    ("summarise the lark doc about onboarding", {"feishu_doc"}),
+    ("回复一下飞书文档里的那条评论", {"feishu_drive"}),
+    ("send a sticker to the yuanbao group", {"hermes-yuanbao"}),
+    ("在元宝群里发个表情包", {"hermes-yuanbao"}),
+    ("switch to the website-redesign project", {"project"}),
+    ("列出所有项目", {"project"}),
+    ("make a short video of a paper plane flying", {"video_gen"}),
+    ("生成一段猫咪跳舞的视频", {"video_gen"}),
+    ("summarize the recording at ./standup.mp4", {"video"}),
+    ("总结一下这个视频 lecture.mov", {"video"}),
+    ("take a screenshot of my screen", {"computer_use"}),
+    ("把桌面上的截图都拖进一个文件夹", {"computer_use"}),
+    ("dismiss the confirm dialog in the browser", {"browser-cdp"}),
+    ("浏览器里有个弹窗，帮我点确定", {"browser-cdp"}),
+]
+
+
+@pytest.mark.parametrize("text,need", FAMILIES, ids=[t for t, _ in FAMILIES])
+def test_each_family_routes_in_both_languages(rules, text, need):
+    d = rules.classify(text)
+    assert routes(d, *need), (text, d)
+    assert d.source == "rules" and d.intent and d.reason.startswith("matched")
+
+
+def test_every_registry_toolset_has_a_rule(rules):
+    from tests.test_corpus_schema import REGISTRY_TOOLSETS
+
+    assert rules.toolsets == REGISTRY_TOOLSETS
+
+
+@pytest.mark.parametrize("text,need", [
+    ("fix the failing test in foo.py", {"file", "terminal"}),
+    ("修复 foo.py 里失败的测试", {"file", "terminal"}),
+    ("commit my changes", {"terminal"}),
+    ("summarise ./notes.md", {"file"}),
+    ("what's the weather in Paris", {"web"}),
+    ("remind me at 5pm", {"cronjob"}),
+    ("turn off the lights", {"homeassistant"}),
+    ("play some jazz", {"spotify"}),
+    ("send this to #general on discord", {"discord"}),
+    ("analyze orders.csv and chart revenue by month", {"code_execution", "terminal", "file"}),
+])
+def test_implied_needs(rules, text, need):
+    assert routes(rules.classify(text), *need)
+
+
+@pytest.mark.parametrize("text,need", [
+    ("search the web for the nginx changelog and then update our Dockerfile", {"web", "file"}),
+    ("dim the lights and put on some jazz", {"homeassistant", "spotify"}),
+    ("run the migration script and post the output to discord", {"terminal", "discord"}),
+    ("查一下明天的天气，然后每天早上7点提醒我", {"web", "cronjob"}),
+    ("把灯关了，再放点音乐", {"homeassistant", "spotify"}),
+])
+def test_compound_requests_route_to_the_union(rules, text, need):
+    d = rules.classify(text)
+    assert routes(d, *need), d
+    assert "+" in d.intent
+
+
+@pytest.mark.parametrize("text", [
+    "don't run the tests, just explain the failure",
+    "do not touch any files; what does this error mean?",
+    "no need to schedule anything",
+    "without running anything, what would `rm -rf build` do?",
+    "不要运行测试",
+    "别动我的文件，解释一下这段代码",
+    "不用上网查，直接回答",
+])
+def test_negated_requests_abstain(rules, text):
+    d = rules.classify(text)
+    assert d.action == "full" and d.reason == "negated"
+
+
+@pytest.mark.parametrize("text,need", [
+    ("don't forget to remind me at 6pm", {"cronjob"}),
+    ("别忘了明天早上9点提醒我开会", {"cronjob"}),
+    ("识别一下 receipt.jpg 上的金额", {"vision"}),   # 识别 contains 别 but is not a negation
+])
+def test_words_that_only_look_negated_still_route(rules, text, need):
+    assert routes(rules.classify(text), *need)
+
+
+@pytest.mark.parametrize("text", [
+    "explain what a terminal illness is",
+    "what does 'file' mean in git?",
+    "what is a cron expression",
+    "define kanban",
+    "什么是看板方法",
+    "git 里的 branch 是什么意思",
+])
+def test_near_misses_do_not_route(rules, text):
+    d = rules.classify(text)
+    assert d.action == "full"
+    assert d.reason == "question" or d.reason.startswith("near_miss:")
+
+
+def test_questions_about_live_facts_still_route(rules):
+    assert routes(rules.classify("what is the weather in Oslo right now?"), "web")
+
+
+@pytest.mark.parametrize("text", ["can you look at this", "帮我看看这个", "fix it", "try again", "搞定它",
+                                  "do the thing we talked about"])
+def test_vague_requests_abstain(rules, text):
+    d = rules.classify(text)
+    assert d.action == "full" and d.reason == "vague"
+
+
+@pytest.mark.parametrize("text", ["hi!", "thanks a lot", "good night", "haha", "你好呀", "谢谢你", "晚安"])
+def test_chitchat_narrows_to_the_floor(rules, text):
+    d = rules.classify(text)
+    assert (d.action, d.toolsets, d.intent) == ("narrow", (), "chitchat")
+    assert d.confidence >= THRESHOLD
+
+
+@pytest.mark.parametrize("text", ["what can you do?", "List your tools", "which tools are available?",
+                                  "你能做什么", "你有哪些功能？", "介绍一下你的能力"])
+def test_capability_questions_narrow_to_the_floor(rules, text):
+    d = rules.classify(text)
+    assert (d.action, d.toolsets, d.intent) == ("narrow", (), "capability_inquiry")
+
+
+def test_capability_question_with_a_task_routes_normally(rules):
+    d = rules.classify("what can you do? also run the tests")
+    assert d.intent != "capability_inquiry" and routes(d, "terminal")
+
+
+@pytest.mark.parametrize("text,allowed", [
+    ("can you take screenshots?", {"browser", "computer_use", "vision"}),
+    ("can you play music?", {"spotify"}),
+    ("你能截图吗？", {"computer_use", "browser", "vision"}),
+])
+def test_yes_no_capability_questions_are_not_special_cased(rules, text, allowed):
+    d = rules.classify(text)
+    assert d.intent != "capability_inquiry"
+    assert d.action == "full" or set(d.toolsets) <= allowed
+
+
+def test_chitchat_plus_a_task_is_a_task(rules):
+    assert routes(rules.classify("thanks! now push to origin"), "terminal")
+
+
+@pytest.mark.parametrize("text", ["", "   ", None, 42, "x" * 5000])
+def test_classify_never_raises_and_abstains_on_junk(rules, text):
+    d = rules.classify(text)  # type: ignore[arg-type]
+    assert d.action == "full" and d.source == "rules"
+
+
+def test_unmatched_text_abstains_with_a_reason(rules):
+    d = rules.classify("the quarterly numbers look odd to me")
+    assert d.action == "full" and d.reason == "no_rule_matched" and d.confidence < THRESHOLD
+
+
+def test_full_width_and_case_are_normalised(rules):
+    assert routes(rules.classify("ＲＵＮ ＴＨＥ ＴＥＳＴＳ"), "terminal")
+    assert routes(rules.classify("Git Commit please"), "terminal")
+
+
+def test_mixed_chinese_english(rules):
+    assert routes(rules.classify("帮我 git commit 一下"), "terminal")
+    assert routes(rules.classify("把这个 PR merge 掉"), "terminal")
+
+
+def test_chinese_patterns_do_not_fire_inside_english_words(rules):
+    # "laptop" contains "apt"; "github" contains "git": both are whole-word in English rules
+    d = rules.classify("search online for reviews of the framework laptop")
+    assert d.toolsets == ("web",)
+
+
+def test_latency_is_recorded(rules):
+    assert rules.classify("run the tests").latency_ms > 0
