@@ -75,4 +75,5 @@ def test_gates_fail_on_one_missed_critical_record():
     summary = {g: bench.summarize(rows, [0.1], ("bare",)) for g in bench.GROUPS}
     gates, _ = bench.gates_and_goals(summary, ("bare",))
     failed = {g["name"] for g in gates if not g["ok"]}
-    assert failed == {"critical-class recall", "required-toolset recall"}
+    # 300/301 = 99.7% clears the recall gate; the critical gate alone tolerates no miss
+    assert failed == {"critical-class recall"}
