@@ -293,6 +293,18 @@ def _entry_point_installed() -> bool:
         return False
 
 
+def _entry_point_origin() -> str:
+    try:
+        from importlib.metadata import distributions
+
+        for dist in distributions():
+            if any(ep.group == "hermes_agent.plugins" and ep.name == PLUGIN_NAME for ep in dist.entry_points):
+                return str(getattr(dist, "_path", None) or dist.metadata.get("Name"))
+    except Exception:
+        pass
+    return "unknown distribution"
+
+
 def _manifest_name(plugin_yaml: Path) -> Optional[str]:
     try:
         import yaml
@@ -309,7 +321,13 @@ def check_install(report: Report, home: Path) -> Optional[Path]:
     plugin_dir = directory if (directory / "plugin.yaml").is_file() else None
     via_ep = _entry_point_installed()
     report.plugin_dir = str(plugin_dir) if plugin_dir else None
-    if plugin_dir is not None:
+    if plugin_dir is not None and via_ep:
+        report.add("install", "installed", WARN,
+                   f"installed twice: directory plugin at {plugin_dir} and a hermes_agent.plugins entry point "
+                   f"({_entry_point_origin()}); Hermes loads entry points last, so the entry point wins and the "
+                   f"directory copy's config.yaml and ledger are not used; remove one (a stray "
+                   f"hermes_token_router.egg-info on sys.path counts as an entry point)")
+    elif plugin_dir is not None:
         report.add("install", "installed", OK, f"directory plugin at {plugin_dir}")
     elif via_ep:
         report.add("install", "installed", OK, "pip install (hermes_agent.plugins entry point)")

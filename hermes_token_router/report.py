@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 from collections import OrderedDict
 from pathlib import Path
-from typing import Any, Dict, Iterable, List
+from typing import Any, Dict, Iterable, List, Optional
 
 from .ledger import LEDGER_NAME, read_records
 from .paths import state_dir
@@ -27,31 +28,49 @@ def add_subcommand(sub: Any) -> None:
 
 
 def summarise(records: Iterable[Dict[str, Any]]) -> Dict[str, Any]:
+    """Fold per-turn ledger records into per-day and per-session totals.
+
+    A session *abstained* when the router kept its full surface (phase ``full``): it is
+    counted once, on the day of its first record. ``tokens_saved`` is what the hooks
+    summed per provider request (full minus narrowed tool-schema estimate)."""
     days: "OrderedDict[str, Dict[str, Any]]" = OrderedDict()
     sessions: "OrderedDict[str, Dict[str, Any]]" = OrderedDict()
-    for rec in sorted(records, key=lambda r: r.get("ts", 0)):
-        day = days.setdefault(rec.get("day", "?"), {"turns": 0, "requests": 0, "tokens_saved": 0,
-                                                    "recoveries": 0, "abstentions": 0, "sessions": set()})
+    for rec in sorted(records, key=lambda r: r.get("ts", 0) or 0):
+        day = days.setdefault(str(rec.get("day", "?")), {"turns": 0, "requests": 0, "tokens_saved": 0,
+                                                         "recoveries": 0, "abstentions": 0, "routed": 0,
+                                                         "sessions": set()})
         sid = str(rec.get("session_id", "?"))
-        ses = sessions.setdefault(sid, {"day": rec.get("day"), "profile": rec.get("profile"), "intent": rec.get("intent"),
-                                        "phase": rec.get("phase"), "turns": 0, "requests": 0, "tokens_saved": 0,
-                                        "recoveries": 0, "tokens_full": rec.get("tokens_full", 0),
-                                        "tokens_now": rec.get("tokens_now", 0)})
+        ses = sessions.setdefault(sid, {"day": rec.get("day"), "profile": rec.get("profile"),
+                                        "platform": rec.get("platform"), "intent": rec.get("intent"),
+                                        "source": rec.get("source"), "phase": rec.get("phase"), "turns": 0,
+                                        "requests": 0, "tokens_saved": 0, "recoveries": 0,
+                                        "tokens_full": _int(rec.get("tokens_full")),
+                                        "tokens_now": _int(rec.get("tokens_now")), "toolsets": []})
         for bucket in (day, ses):
             bucket["turns"] += 1
-            bucket["requests"] += int(rec.get("requests", 0))
-            bucket["tokens_saved"] += int(rec.get("tokens_saved", 0))
-            bucket["recoveries"] += int(rec.get("recoveries", 0))
-        ses["phase"], ses["tokens_now"] = rec.get("phase"), rec.get("tokens_now", 0)
+            bucket["requests"] += _int(rec.get("requests"))
+            bucket["tokens_saved"] += _int(rec.get("tokens_saved"))
+            bucket["recoveries"] += _int(rec.get("recoveries"))
+        ses["phase"], ses["tokens_now"] = rec.get("phase"), _int(rec.get("tokens_now"))
+        ses["toolsets"] = list(rec.get("toolsets") or ses["toolsets"])
         if sid not in day["sessions"]:
             day["sessions"].add(sid)
             if rec.get("phase") == "full":
                 day["abstentions"] += 1
+            else:
+                day["routed"] += 1
     for day in days.values():
         day["sessions"] = len(day["sessions"])
     total = {k: sum(d[k] for d in days.values()) for k in ("turns", "requests", "tokens_saved", "recoveries",
-                                                           "abstentions", "sessions")}
+                                                           "abstentions", "routed", "sessions")}
     return {"days": days, "sessions": sessions, "total": total}
+
+
+def _int(value: Any) -> int:
+    try:
+        return int(value or 0)
+    except (TypeError, ValueError):
+        return 0
 
 
 def _usd(tokens: int, price: float) -> str:
@@ -68,23 +87,48 @@ def render(summary: Dict[str, Any], price: float, max_sessions: int) -> str:
     t = summary["total"]
     out.append(f"{'total':<12}{t['sessions']:>9}{t['requests']:>10}{t['tokens_saved']:>15,}"
                f"{_usd(t['tokens_saved'], price):>17}{t['recoveries']:>12}{t['abstentions']:>11}")
-    out += ["", f"{'session':<26}{'phase':<10}{'intent':<20}{'requests':>9}{'per request':>18}{'saved':>10}{'recov.':>8}"]
-    for sid, s in list(summary["sessions"].items())[-max_sessions:]:
+    shown = list(summary["sessions"].items())[-max_sessions:] if max_sessions > 0 else []
+    out += ["", f"{'session':<26}{'phase':<10}{'intent':<20}{'requests':>9}{'now/full per req.':>19}{'saved':>10}"
+                f"{'est. cost saved':>17}{'recov.':>8}"]
+    for sid, s in shown:
         per = f"{s['tokens_now']:,}/{s['tokens_full']:,}"
-        out.append(f"{sid[:25]:<26}{str(s['phase']):<10}{str(s['intent'])[:19]:<20}{s['requests']:>9}{per:>18}"
-                   f"{s['tokens_saved']:>10,}{s['recoveries']:>8}")
+        out.append(f"{sid[:25]:<26}{str(s['phase']):<10}{str(s['intent'])[:19]:<20}{s['requests']:>9}{per:>19}"
+                   f"{s['tokens_saved']:>10,}{_usd(s['tokens_saved'], price):>17}{s['recoveries']:>8}")
+    hidden = len(summary["sessions"]) - len(shown)
+    if hidden > 0:
+        out.append(f"({hidden} older session{'s' if hidden != 1 else ''} not listed; --sessions N shows more)")
+    out += ["", "phase: routed = narrowed; restored = narrowed, then handed back (/router off); "
+                "full = abstained (kept every tool)"]
     return "\n".join(out)
 
 
 def run(args: argparse.Namespace) -> int:
     path = args.ledger or (state_dir() / LEDGER_NAME)
+    if args.price_per_mtok < 0:
+        print("--price-per-mtok must not be negative")
+        return 2
     records = list(read_records(path))
     if not records:
         print(f"no records in {path} yet: enable the router and run a session first")
         return 1
     summary = summarise(records)
     if args.json:
-        print(json.dumps({"ledger": str(path), "price_per_mtok": args.price_per_mtok, **summary}, default=list))
+        t = summary["total"]
+        est = round(t["tokens_saved"] * args.price_per_mtok / 1_000_000, 6)
+        print(json.dumps({"ledger": str(path), "price_per_mtok": args.price_per_mtok, "est_cost_saved_usd": est,
+                          **summary}, default=list))
     else:
+        print(f"ledger: {path}")
         print(render(summary, args.price_per_mtok, args.sessions))
     return 0
+
+
+def main(argv: Optional[List[str]] = None) -> int:
+    """``python -m hermes_token_router.report``: the same as ``hermes-token-router report``."""
+    parser = argparse.ArgumentParser(prog="hermes-token-router")
+    add_subcommand(parser.add_subparsers(dest="command", required=True))
+    return run(parser.parse_args(["report", *(sys.argv[1:] if argv is None else argv)]))
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -27,6 +27,17 @@ from hermes_token_router.devtools.stub_llm import Reply
 INTENT = "read and summarise a file"
 
 
+@pytest.fixture(autouse=True)
+def _directory_install_is_live(runtime):
+    """These tests drive the directory install (its config.yaml, its ledger). A
+    ``hermes_token_router.egg-info`` left in the checkout by an in-tree build is an entry
+    point, which Hermes loads last: it would silently replace the directory plugin."""
+    module = type(runtime).__module__
+    assert module.startswith("hermes_plugins."), (
+        f"Hermes loaded the router from {module}, not the directory install: remove the stray "
+        "hermes_token_router.egg-info from the checkout (python diagnostics.py warns about it)")
+
+
 def classifier_responder(toolsets=("file",), confidence=0.97):
     def respond(body):
         if not body.get("stream"):  # the router's classifier call (Hermes always streams)
