@@ -3,6 +3,10 @@
 Hermes runs plugin slash commands before the model in the CLI, the TUI and the gateways,
 and hands the handler only the argument text. The switch is per process (a restart goes
 back to config.yaml) and ``HERMES_TOKEN_ROUTER_ENABLED=0`` always wins.
+
+Known limits (docs/compatibility.md): ``off`` hands a narrowed session its captured surface
+back once, at its next turn, so tools the host appended to the narrowed list meanwhile are
+dropped by that restore; ``on`` never narrows a session that was already handed back.
 """
 
 from __future__ import annotations
