@@ -19,6 +19,7 @@ from .surface import Capture, tool_name
 # Frames whose locals hold the agent for each hook (host notes §3): checked first by name.
 _AGENT_LOCALS = ("agent", "self", "parent_agent")
 _MAX_FRAMES = 64
+_MAX_STATIC_OWNERS = 3
 
 
 def is_agent(obj: Any) -> bool:
@@ -147,12 +148,18 @@ def static_members(toolsets: Iterable[str]) -> Dict[str, Tuple[str, ...]]:
     """Tool names Hermes resolves for each toolset name (composites and registry merges)."""
     import toolsets as hermes_toolsets
 
+    from tools.registry import registry
+
     out: Dict[str, Tuple[str, ...]] = {}
     for ts in toolsets:
         try:
-            out[ts] = tuple(hermes_toolsets.resolve_toolset(ts))
+            members = tuple(hermes_toolsets.resolve_toolset(ts))
         except Exception:
-            out[ts] = ()
+            members = ()
+        owners = {registry.get_toolset_for_tool(n) for n in members} - {ts, None}
+        # A platform bundle that shares a registry toolset's name (``hermes-yuanbao``) lists
+        # the whole core surface; only leaf sets like ``browser`` (+ browser-cdp) widen it.
+        out[ts] = members if len(owners) <= _MAX_STATIC_OWNERS else ()
     return out
 
 

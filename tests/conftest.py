@@ -24,6 +24,10 @@ if str(ROOT) not in sys.path:
 from hermes_token_router.devtools import harness  # noqa: E402
 from hermes_token_router.devtools.stub_llm import StubLLM  # noqa: E402
 
+if list(ROOT.glob("*.egg-info")):
+    pytest.exit(f"remove {[p.name for p in ROOT.glob('*.egg-info')]} from the checkout: an in-tree build's metadata "
+                "makes Hermes load the router as an entry point instead of the directory install", returncode=2)
+
 STUB = StubLLM().start()
 HOME = Path(tempfile.mkdtemp(prefix="htr-test-home-"))
 os.environ.update(harness.offline_env())
@@ -46,6 +50,19 @@ def stub():
     STUB.clear()
     yield STUB
     STUB.clear()
+
+
+@pytest.fixture(autouse=True)
+def _process_switch_is_reset():
+    """``/router on|off`` is process state: never let one test's switch leak into the next."""
+    yield
+    loaded = sys.modules.get("hermes_cli.plugins")
+    if loaded is None:
+        return
+    for cb in loaded.get_plugin_manager()._hooks.get("pre_llm_call", []):
+        owner = getattr(cb, "__self__", None)
+        if type(owner).__name__ == "RouterRuntime":
+            owner.set_switch(None)
 
 
 @pytest.fixture
@@ -92,6 +109,7 @@ def agent_factory(stub):
 @pytest.fixture
 def runtime():
     """The RouterRuntime instance Hermes loaded from the directory install."""
+    import model_tools  # noqa: F401  (plugin discovery runs at this import)
     from hermes_cli.plugins import get_plugin_manager
 
     for cb in get_plugin_manager()._hooks.get("pre_llm_call", []):

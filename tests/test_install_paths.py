@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -63,8 +64,13 @@ def wheel_target():
     """``pip install`` of a freshly built wheel into a private target directory, so only the
     child processes given that path see its ``hermes_agent.plugins`` entry point."""
     work = Path(tempfile.mkdtemp(prefix="htr-wheel-"))
+    # Build from a copy: setuptools leaves an .egg-info beside the sources, and one in the
+    # checkout would make every later Hermes in this checkout load the entry point instead.
+    src = work / "src"
+    shutil.copytree(ROOT, src, symlinks=True, ignore=shutil.ignore_patterns(
+        ".venv", ".git", "__pycache__", "*.egg-info", "build", "dist", ".pytest_cache", ".hypothesis"))
     subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q",
-                    "-w", str(work / "dist"), str(ROOT)], check=True, capture_output=True, timeout=300)
+                    "-w", str(work / "dist"), str(src)], check=True, capture_output=True, timeout=300)
     wheels = list((work / "dist").glob("hermes_token_router-*.whl"))
     assert len(wheels) == 1
     target = work / "site"
@@ -97,8 +103,8 @@ def test_pip_entry_point_install_loads_and_narrows(stub, tmp_path, wheel_target)
 def test_router_disabled_is_byte_identical_to_no_plugin(stub, tmp_path):
     """Installed but disabled (the default config) vs not installed at all."""
     results = {}
+    home = tmp_path / "home"  # one path for both runs: Hermes embeds HERMES_HOME in some schemas
     for label, install in (("absent", False), ("disabled", True)):
-        home = tmp_path / label
         harness.prepare_home(home, stub.base_url, install=install,
                              enabled_plugins=("hermes-token-router",) if install else ())
         stub.clear()
@@ -107,6 +113,9 @@ def test_router_disabled_is_byte_identical_to_no_plugin(stub, tmp_path):
                               env=_env(home, PYTHONPATH=str(ROOT)), capture_output=True, text=True,
                               timeout=180, cwd=tmp_path)
         assert proc.returncode == 0, proc.stderr[-3000:]
+        out = json.loads(proc.stdout.strip().splitlines()[-1])
+        loaded = [p for p in out["plugins"] if p.get("key") == "hermes-token-router" and p.get("enabled")]
+        assert bool(loaded) is install
         results[label] = stub.chat_requests()[0]
     assert results["disabled"].tools_json == results["absent"].tools_json
     assert "request_toolset" not in results["disabled"].tool_names
