@@ -11,12 +11,13 @@ from __future__ import annotations
 
 import functools
 import logging
+import os
 import threading
 import time
 import weakref
 from typing import Any, Dict, Optional, Tuple
 
-from . import host, recovery, session
+from . import admission, guard, host, recovery, session
 from .catalog import load_blurbs
 from .config import ConfigStore, RouterConfig, env_enabled, resolve_profile_name
 from .debuglog import DebugTrail
@@ -73,6 +74,7 @@ class RouterRuntime:
         self._last_source: Any = None
         self._ledger: Optional[Ledger] = None
         self._hook_budget_s: Optional[float] = None
+        self._warn_once = admission.WarnOnce()
         # First-turn hooks in flight, per session: a session that ends while one of them is
         # still classifying (no state stored yet) marks its ticket, and the hook commits nothing.
         self._inflight: Dict[str, list] = {}
@@ -181,6 +183,13 @@ class RouterRuntime:
             return None
         if host.is_subagent(agent):
             return None
+        envelope, quarantined = self._envelope(agent, session_id, kwargs)
+        if quarantined:
+            self._retry_quarantine(agent, envelope.session_id)
+            slot = admission.slot_of(agent)
+            if slot is not None and slot.envelope is envelope:
+                return None  # still quarantined: route nothing; the guard keeps the old policy
+            envelope, _ = self._envelope(agent, session_id, kwargs)
         cfg, profile, error = self.settings(agent)
         on, source = self.enabled(cfg)
         if not on:
@@ -190,10 +199,14 @@ class RouterRuntime:
             return None
         assert cfg is not None
         text = user_message if isinstance(user_message, str) else str(user_message or "")
+        if not text.strip() and state is None:
+            # Admission is bound; no classifier, look-up, recovery or capture for an empty message.
+            self.debug.note("bail", hook="pre_llm_call", session=session_id, reason="empty_message")
+            return None
         injection = self._skills_for_turn(cfg, session_id, text)
         extra = tuple(injection.requires_toolsets) if injection is not None else ()
         if state is None:
-            self._route(agent, session_id, profile, text, cfg, extra, started, ticket)
+            self._route(agent, session_id, profile, text, cfg, extra, started, ticket, envelope)
         elif state.phase == ROUTED:
             if state.agent is not agent:
                 self.states.rebind(state, agent)
@@ -206,15 +219,19 @@ class RouterRuntime:
         return None
 
     def _route(self, agent: Any, session_id: str, profile: str, text: str, cfg: RouterConfig,
-               extra: Tuple[str, ...], started: float, ticket: Optional["_Ticket"] = None) -> None:
+               extra: Tuple[str, ...], started: float, ticket: Optional["_Ticket"] = None,
+               envelope: Any = None) -> None:
         capture = host.capture(agent)
         available = [(o, self.blurbs.get(o, "")) for o in capture.owner_order() if o != session.ROUTER_TOOLSET]
-        try:
-            decision = decide(text, cfg, available)
-        except Exception as exc:
-            log.warning("hermes-token-router: classification failed (%s: %s); keeping the full tool surface",
-                        type(exc).__name__, exc)
-            decision = full_surface(f"error:{type(exc).__name__}")
+        if envelope is not None and (not admission.may_prune(envelope) or envelope.names != capture.names):
+            decision = full_surface("admission:" + (envelope.why_full or "capture_changed"))
+        else:
+            try:
+                decision = decide(text, cfg, available)
+            except Exception as exc:
+                log.warning("hermes-token-router: classification failed (%s: %s); keeping the full tool surface",
+                            type(exc).__name__, exc)
+                decision = full_surface(f"error:{type(exc).__name__}")
         state = self.states.put(SessionState(session_id=session_id, profile=profile,
                                              agent_ref=weakref.ref(agent), phase=FULL, decision=decision), agent)
         if state.decision is not decision:  # another thread routed this session first
@@ -228,7 +245,8 @@ class RouterRuntime:
             with state.lock:
                 state.tokens_full = state.tokens_now = host.estimate_tokens(capture.tools)
             return
-        p = session.plan(capture, with_floor(decision, cfg, extra), cfg, self.blurbs)
+        p = session.plan(capture, with_floor(decision, cfg, extra), cfg, self.blurbs,
+                         extra_keep=admission.floor(envelope) if envelope is not None else ())
         if p.tokens_now >= p.tokens_full:
             self.debug.note("bail", session=session_id, reason="no_saving")
             with state.lock:
@@ -251,13 +269,24 @@ class RouterRuntime:
         else:
             state.restore_failures += 1
 
+    def _verdict(self, agent: Any, names: list, owners: Any) -> "admission.AdmitResult":
+        """The one admission answer every expansion path shares (route floor, request_toolset,
+        pruned-call and tool_request recovery, skill requirements)."""
+        slot = admission.slot_of(agent) if agent is not None else None
+        if slot is None:
+            return admission.AdmitResult((), tuple(names), admission.NO_AUTHORITY)
+        return admission.admit(slot.envelope, names, owners)
+
     def _expand(self, state: SessionState, agent: Any, requested: list, via: str,
                 started: Optional[float] = None) -> Tuple[recovery.Resolution, Tuple[str, ...]]:
         res = recovery.resolve(state, requested)
         fence = self._fence(started if started is not None else time.monotonic(), state)
         added: Tuple[str, ...] = ()
-        if res.names:
-            added = session.install(state, agent, res.names, res.toolsets, fence)
+        verdict = self._verdict(agent, list(res.names), state.capture.owners if state.capture else None)
+        res.verdict = verdict
+        if verdict.allowed:
+            toolsets = [t for t in res.toolsets if t not in verdict.denied_toolsets]
+            added = session.install(state, agent, list(verdict.allowed), toolsets, fence)
         if added:
             with state.lock:
                 for ts in res.toolsets:
@@ -307,7 +336,8 @@ class RouterRuntime:
         if state is None or state.phase != ROUTED or agent is None:
             return recovery.to_json(self._full_surface_answer(agent, requested, reason_text))
         res, added = self._expand(state, agent, requested, via="request_toolset")
-        return recovery.to_json(recovery.outcome(state, res, added, reason_text))
+        out = recovery.outcome(state, res, added, reason_text)
+        return recovery.to_json(admission.annotate(out, res.verdict, added) if res.verdict else out)
 
     def _full_surface_answer(self, agent: Any, requested: list, reason_text: str) -> Dict[str, Any]:
         """No narrowing in force: every admitted toolset is already loaded."""
@@ -359,20 +389,65 @@ class RouterRuntime:
             self._end_session(old_session_id, "reset")
         return None
 
+    def _envelope(self, agent: Any, session_id: str, hook_kwargs: Dict[str, Any]) -> Tuple[Any, bool]:
+        """Bind one admission envelope per agent and session (held on the agent)."""
+        names = host.raw_names(agent)
+        touched = any(s.committed_tools is agent.tools and s.session_id != session_id
+                      for s in self.states.sessions())
+
+        def build() -> Any:
+            return admission.establish(
+                hook_kwargs, agent, names, host.owner_of, session_id=session_id,
+                task_env=os.environ.get("HERMES_KANBAN_TASK"), dispatcher_reports=host.dispatcher_worker,
+                direct=host.is_direct(agent), provenance=not touched, attachable=admission.can_attach(agent))
+        return admission.envelope_for(agent, session_id, build)
+
+    def _retry_quarantine(self, agent: Any, old_session_id: str) -> None:
+        old = self.states.get(old_session_id)
+        cap = old.capture.tools if old is not None and old.capture is not None else None
+        step = admission.quarantine_step(agent.tools, old.committed_tools if old else None, cap)
+        if step == admission.RESTORE:
+            self._end_session(old_session_id, "quarantine_retry")
+        elif step == admission.RELEASED:
+            admission.mark_restore(agent, old_session_id, True)
+            if old is not None:
+                self.states.pop(old_session_id, old)
+        elif self._warn_once.first(old_session_id):
+            log.warning("hermes-token-router: agent of session %s changed after a failed restore; left untouched",
+                        old_session_id)
+
+    @_guarded("pre_tool_call")
+    def pre_tool_call(self, tool_name: str = "", session_id: str = "", **kwargs: Any) -> Any:
+        """The protected-tool guard: block a protected tool the host did not admit, however
+        it was reached (e.g. ``tool_call`` through the tool_search bridge)."""
+        state = self.states.get(session_id)
+        agent, _ = host.find_agent(session_id, known=state.agent if state is not None else None)
+        slot = admission.slot_of(agent) if agent is not None else None
+        return guard.guard_decision(tool_name, slot.envelope if slot is not None else None, host.owner_of)
+
     def _end_session(self, session_id: str, reason: str) -> None:
         self._cancel_inflight(session_id)
         state = self.states.get(session_id)
         if state is None:
             return
         was_routed = state.narrowed
-        if session.restore(state):
+        try:
+            ok = session.restore(state)
+        except Exception as exc:
+            ok = False
+            log.debug("hermes-token-router: restore raised %s", type(exc).__name__)
+        if state.agent is not None:
+            admission.mark_restore(state.agent, session_id, ok)
+        if ok:
             self.states.pop(session_id, state)
             self._forget_skills(session_id)
             if was_routed:
                 log.info("surface restored session=%s reason=%s", session_id, reason)
         else:
             state.restore_failures += 1
-            log.warning("hermes-token-router: could not restore session %s at %s; will retry", session_id, reason)
+            if self._warn_once.first(session_id):
+                log.warning("hermes-token-router: could not restore session %s at %s; will retry",
+                            session_id, reason)
 
     @_guarded("pre_gateway_dispatch")
     def pre_gateway_dispatch(self, event: Any = None, gateway: Any = None, **kwargs: Any) -> Any:

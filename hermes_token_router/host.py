@@ -203,6 +203,29 @@ def kanban_worker() -> bool:
     return bool(os.environ.get("HERMES_KANBAN_TASK", "").strip())
 
 
+def dispatcher_worker() -> Optional[bool]:
+    """Hermes's own answer to "is this a dispatcher-owned kanban worker?": lifecycle mode
+    on and orchestrator mode off (``tools/kanban_tools.py``)."""
+    from tools import kanban_tools as kt
+
+    return bool(kt._check_kanban_mode()) and not kt._check_kanban_orchestrator_mode()
+
+
+def raw_names(agent: Any) -> Optional[Tuple[str, ...]]:
+    """The agent's tool names straight from ``agent.tools`` (None when unreadable)."""
+    try:
+        return tuple(tool_name(t) for t in agent.tools)
+    except Exception:
+        return None
+
+
+def is_direct(agent: Any) -> bool:
+    """A top-level agent: not a delegated child, review fork, cron or curator run."""
+    return not is_subagent(agent) and not is_background_fork(agent) \
+        and getattr(agent, "platform", None) not in ("cron", "curator", "subagent") \
+        and not getattr(agent, "_parent_session_id", None)
+
+
 # -- the agent's surface --------------------------------------------------------------
 def capture(agent: Any) -> Capture:
     tools = agent.tools

@@ -32,6 +32,7 @@ class Resolution:
     toolsets: List[str] = field(default_factory=list)  # resolved toolset names, request order
     names: List[str] = field(default_factory=list)  # captured tool names they bring
     per_request: Dict[str, str] = field(default_factory=dict)  # requested -> toolset or reason
+    verdict: Any = None  # the admission result the expansion was held to
 
 
 def resolve(state: SessionState, requested: Sequence[str]) -> Resolution:
