@@ -170,6 +170,15 @@ def test_bridge_to_protected_toolset_is_blocked_integrated(stub, vault_calls, to
 
 
 # -- 2. kanban worker --------------------------------------------------------------------
+@pytest.fixture(autouse=True)
+def _fresh_availability_probes(monkeypatch):
+    """A worker process starts with HERMES_KANBAN_TASK set; in this shared test process
+    Hermes's 30 s check_fn cache may still hold the non-worker answer, so start clean."""
+    from tools import registry as hermes_registry
+
+    monkeypatch.setattr(hermes_registry, "_check_fn_cache", {})
+
+
 def test_kanban_worker_envelope_pins_lifecycle_tools_proof(monkeypatch, agent_factory):
     """Hermes's own predicate + the real registry: the bound envelope pins every kanban
     definition the worker was given (no tool names hard-coded in the router)."""
