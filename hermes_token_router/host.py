@@ -38,15 +38,19 @@ def is_subagent(agent: Any) -> bool:
     return (getattr(agent, "_delegate_depth", 0) or 0) >= 1 or getattr(agent, "platform", None) in ("subagent", "curator")
 
 
-def _agents_in_frames(frame: Any, session_id: str) -> List[Any]:
+def _agents_in_frames(frame: Any, session_id: str, forks: Optional[List[Any]] = None) -> List[Any]:
     found: List[Any] = []
     depth = 0
     while frame is not None and depth < _MAX_FRAMES:
         f_locals = frame.f_locals
         for key in _AGENT_LOCALS:
             obj = f_locals.get(key)
-            if obj is not None and is_agent(obj) and getattr(obj, "session_id", None) == session_id \
-                    and not is_background_fork(obj) and not any(obj is a for a in found):
+            if obj is None or not is_agent(obj) or getattr(obj, "session_id", None) != session_id:
+                continue
+            if is_background_fork(obj):
+                if forks is not None and not any(obj is a for a in forks):
+                    forks.append(obj)
+            elif not any(obj is a for a in found):
                 found.append(obj)
         frame = frame.f_back
         depth += 1
@@ -65,11 +69,14 @@ def find_agent(session_id: str, *, explicit: Any = None, known: Any = None) -> T
     if explicit is not None and is_agent(explicit) and explicit.session_id == session_id \
             and not is_background_fork(explicit):
         return explicit, "explicit"
-    own = _agents_in_frames(sys._getframe(1), session_id)
+    forks: List[Any] = []
+    own = _agents_in_frames(sys._getframe(1), session_id, forks)
     if len(own) == 1:
         return own[0], "stack"
     if len(own) > 1:
         return None, "ambiguous_stack"
+    if forks:  # the review fork's own turn: never fall through to the parent's reference
+        return None, "background_fork"
     if known is not None and is_agent(known) and known.session_id == session_id and not is_background_fork(known):
         return known, "stored"
     others: List[Any] = []

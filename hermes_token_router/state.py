@@ -46,6 +46,7 @@ class SessionState:
     restore_failures: int = 0
     skills_injected: List[str] = field(default_factory=list)
     started_at: float = field(default_factory=time.time)
+    finalizer: Any = field(default=None, repr=False)
     lock: threading.RLock = field(default_factory=threading.RLock, repr=False)
 
     @property
@@ -73,28 +74,32 @@ class StateRegistry:
             if existing is not None:
                 return existing
             self._by_session[state.session_id] = state
-        sid = state.session_id
-        ref = weakref.ref(self)
-        try:
-            weakref.finalize(agent, _evict_if_orphaned, ref, sid)
-        except TypeError:
-            pass
+        self._watch(state, agent)
         return state
 
     def rebind(self, state: SessionState, agent: Any) -> None:
         state.agent_ref = weakref.ref(agent)
-        ref = weakref.ref(self)
+        self._watch(state, agent)
+
+    def _watch(self, state: SessionState, agent: Any) -> None:
+        """Evict the state when its agent is collected; one finalizer per state, detached
+        when the state leaves, so an agent reused across sessions accumulates none."""
+        if state.finalizer is not None:
+            state.finalizer.detach()
         try:
-            weakref.finalize(agent, _evict_if_orphaned, ref, state.session_id)
+            state.finalizer = weakref.finalize(agent, _evict_if_orphaned, weakref.ref(self), state.session_id)
         except TypeError:
-            pass
+            state.finalizer = None
 
     def pop(self, session_id: str, expected: Optional[SessionState] = None) -> Optional[SessionState]:
         with self._lock:
             current = self._by_session.get(session_id)
             if current is None or (expected is not None and current is not expected):
                 return None
-            return self._by_session.pop(session_id)
+            state = self._by_session.pop(session_id)
+        if state.finalizer is not None:
+            state.finalizer.detach()
+        return state
 
     def sessions(self) -> List[SessionState]:
         with self._lock:
