@@ -133,6 +133,22 @@ def plugin_module():
 
 
 @pytest.fixture
+def decide_file(monkeypatch, plugin_module, router_config):
+    """The installed router decides ``file`` for every first message (patches our own code,
+    not Hermes), so a test gets a narrowed session whatever the rules say. Returns the
+    ``router_config`` writer; the caller switches the router on."""
+    hooks = plugin_module("hooks")
+    decision_mod = plugin_module("decision")
+
+    def fake_decide(text, cfg, available=(), **_):
+        return decision_mod.Decision(action="narrow", toolsets=("file",), intent="test", confidence=1.0,
+                                     source="rules", reason="test")
+
+    monkeypatch.setattr(hooks, "decide", fake_decide)
+    return router_config
+
+
+@pytest.fixture
 def router_logs(caplog):
     caplog.set_level(logging.INFO, logger="hermes_token_router")
     return caplog

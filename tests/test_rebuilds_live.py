@@ -21,18 +21,8 @@ FILE_TOOLS = {"read_file", "write_file", "patch", "search_files"}
 
 
 @pytest.fixture
-def narrowing(monkeypatch, plugin_module, router_config):
-    import model_tools  # noqa: F401 - plugin discovery runs at this import
-
-    hooks = plugin_module("hooks")
-    decision_mod = plugin_module("decision")
-
-    def fake_decide(text, cfg, available=(), **_):
-        return decision_mod.Decision(action="narrow", toolsets=("file",), intent="test", confidence=1.0,
-                                     source="rules", reason="test")
-
-    monkeypatch.setattr(hooks, "decide", fake_decide)
-    router_config(enabled=True)
+def narrowing(decide_file):
+    decide_file(enabled=True)
 
 
 def tool_names(tools):
