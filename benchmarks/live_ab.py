@@ -50,6 +50,7 @@ def measure(req) -> dict:
         "tool_tokens": estimate_tokens(tools),
         "request_tokens": estimate_request_tokens_rough(messages, tools=list(tools) or None),
         "tool_names": req.tool_names,
+        "catalog_tokens": estimate_tokens([t for t in tools if t["function"]["name"] == "request_toolset"]),
     }
 
 
@@ -124,6 +125,10 @@ def main(argv=None) -> int:
     off_tokens = sum(r["off"]["tool_tokens"] for r in rows)
     print(f"\nfirst-request tool-schema tokens over {len(rows)} prompts: {off_tokens:,} off → {on_tokens:,} on "
           f"({1 - on_tokens / off_tokens:.0%} saved; Hermes's _estimate_tools_tokens_rough)")
+    file_row = next(r for r in rows if r["prompt"].startswith("read ./notes.md") and r["path"] == "AIAgent")
+    catalog = file_row["on"]["catalog_tokens"]
+    print(f"capability catalog (request_toolset with its catalog): {catalog:,} tokens, standing in for "
+          f"{file_row['off']['tool_tokens'] - file_row['on']['tool_tokens'] + catalog:,} tokens of pruned schemas")
     ledger = cfg_path.parent / "router-ledger.jsonl"
     from hermes_token_router import report
     from hermes_token_router.ledger import read_records

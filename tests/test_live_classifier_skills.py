@@ -63,3 +63,17 @@ def test_skill_router_injects_disabled_skill_into_user_turn(stub, router_config,
         cfg = load_config()
         cfg["skills"] = json.loads(before)
         save_config(cfg)
+
+
+def test_injected_skill_pulls_its_required_toolsets_into_the_surface(stub, router_config, agent_factory, hermes_home):
+    skill_dir = hermes_home / "skills" / "ops" / "deploy-runbook"
+    skill_dir.mkdir(parents=True, exist_ok=True)
+    (skill_dir / "SKILL.md").write_text(
+        "---\nname: deploy-runbook\ndescription: Deploy the service.\n"
+        "metadata:\n  hermes:\n    requires_toolsets: [terminal]\n---\n# Deploy\nRun make deploy.\n")
+    router_config(enabled=True, skills={"enabled": True, "nicknames": {"the deploy runbook": "deploy-runbook"},
+                                        "backend": "none"})
+    agent_factory().run_conversation("read ./notes.md and summarise it, then follow the deploy runbook")
+    names = set(stub.chat_requests()[0].tool_names)
+    assert {"read_file", "terminal", "request_toolset"} <= names  # terminal came from the skill
+    assert "delegate_task" not in names
