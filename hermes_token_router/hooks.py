@@ -26,6 +26,7 @@ from .ledger import LEDGER_NAME, Ledger, turn_record
 from .paths import shipped, state_dir
 from .router import decide, with_floor
 from .state import FULL, RESTORED, ROUTED, SessionState, StateRegistry
+from .surface import tool_name
 
 log = logging.getLogger("hermes_token_router")
 
@@ -210,7 +211,8 @@ class RouterRuntime:
         elif state.phase == ROUTED:
             if state.agent is not agent:
                 self.states.rebind(state, agent)
-            how_sticky = session.reapply(state, agent, cfg, self.blurbs, self._fence(started, state))
+            how_sticky = session.reapply(state, agent, cfg, self.blurbs, self._fence(started, state),
+                                         envelope=self._bound_envelope(agent, session_id))
             self.debug.note("sticky", session=session_id, result=how_sticky)
             if extra:
                 self._expand(state, agent, list(extra), via="skill", started=started)
@@ -253,7 +255,7 @@ class RouterRuntime:
                 state.tokens_full = state.tokens_now = p.tokens_full
             return
         try:
-            session.commit_route(state, agent, p, self._fence(started, state, ticket=ticket))
+            session.commit_route(state, agent, p, self._fence(started, state, ticket=ticket), envelope=envelope)
         except session.Fenced as exc:
             self.debug.note("fenced", session=session_id, reason=str(exc))
 
@@ -268,6 +270,13 @@ class RouterRuntime:
             log.info("surface restored session=%s reason=%s", state.session_id, reason)
         else:
             state.restore_failures += 1
+
+    @staticmethod
+    def _bound_envelope(agent: Any, session_id: str) -> Any:
+        slot = admission.slot_of(agent) if agent is not None else None
+        if slot is None or slot.envelope.session_id != session_id:
+            return None
+        return slot.envelope
 
     def _verdict(self, agent: Any, names: list, owners: Any) -> "admission.AdmitResult":
         """The one admission answer every expansion path shares (route floor, request_toolset,
@@ -286,7 +295,8 @@ class RouterRuntime:
         res.verdict = verdict
         if verdict.allowed:
             toolsets = [t for t in res.toolsets if t not in verdict.denied_toolsets]
-            added = session.install(state, agent, list(verdict.allowed), toolsets, fence)
+            added = session.install(state, agent, list(verdict.allowed), toolsets, fence,
+                                    envelope=self._bound_envelope(agent, state.session_id))
         if added:
             with state.lock:
                 for ts in res.toolsets:
@@ -303,6 +313,7 @@ class RouterRuntime:
             if state.phase == ROUTED:  # a restored (or full) session sends the full surface: saves nothing
                 state.tokens_saved_total += max(0, state.tokens_full - state.tokens_now)
         if state.phase != ROUTED:
+            self._recover_without_authority(state, session_id, assistant_message)
             return None
         agent = state.agent
         if agent is None or agent.session_id != session_id:
@@ -311,6 +322,17 @@ class RouterRuntime:
         if owners:
             self._expand(state, agent, owners, via="pruned_call")
         return None
+
+    def _recover_without_authority(self, state: SessionState, session_id: str, assistant_message: Any) -> None:
+        agent = state.agent
+        env = self._bound_envelope(agent, session_id)
+        if agent is None or env is None or env.authority != admission.NO_AUTHORITY_MODE:
+            return
+        missing = [n for n in recovery.called_names(assistant_message)
+                   if n not in agent.valid_tool_names and host.is_registered(n)]
+        owners = sorted({host.owner_of(n) for n in missing} - {None})
+        if owners:
+            self._append_without_authority(agent, env, owners, "")
 
     @_guarded("tool_request")
     def tool_request(self, tool_name: str = "", session_id: str = "", **kwargs: Any) -> None:
@@ -334,13 +356,22 @@ class RouterRuntime:
         state = self.states.get(session_id)
         agent, _ = host.find_agent(session_id, known=state.agent if state is not None else None)
         if state is None or state.phase != ROUTED or agent is None:
-            return recovery.to_json(self._full_surface_answer(agent, requested, reason_text))
+            return recovery.to_json(self._full_surface_answer(agent, requested, reason_text, session_id))
         res, added = self._expand(state, agent, requested, via="request_toolset")
         out = recovery.outcome(state, res, added, reason_text)
         return recovery.to_json(admission.annotate(out, res.verdict, added) if res.verdict else out)
 
-    def _full_surface_answer(self, agent: Any, requested: list, reason_text: str) -> Dict[str, Any]:
-        """No narrowing in force: every admitted toolset is already loaded."""
+    def _full_surface_answer(self, agent: Any, requested: list, reason_text: str,
+                             session_id: str = "") -> Dict[str, Any]:
+        """No narrowing in force: every admitted toolset is already loaded, unless the host
+        gave no untouched provenance (append-only ordinary additions) or an invalid policy
+        (nothing at all, and no look-ups)."""
+        env = self._bound_envelope(agent, session_id)
+        if env is not None and env.authority == admission.INVALID_MODE:
+            return {"reason": recovery.NO_AUTHORITY_INVALID_POLICY, "added": [], "toolsets": [],
+                    "denied": list(requested), "request_reason": reason_text}
+        if env is not None and env.authority == admission.NO_AUTHORITY_MODE:
+            return self._append_without_authority(agent, env, requested, reason_text)
         owners = set()
         if agent is not None:
             owners = {o for o in host.owners_for(host.capture(agent).names).values() if o}
@@ -352,6 +383,29 @@ class RouterRuntime:
                                "request_reason": reason_text}
         if missing:
             out["unresolved"] = missing
+        return out
+
+    def _append_without_authority(self, agent: Any, env: Any, requested: list, reason_text: str) -> Dict[str, Any]:
+        """NO_AUTHORITY: keep the current surface, deny protected additions, append ordinary
+        definitions; the first append records the immutable contamination marker *before*
+        anything is assigned, so the surface can never be captured as authority later."""
+        current = {t for t in agent.valid_tool_names}
+        defs = [d for d in host.ordinary_definitions(agent, requested) if tool_name(d) not in current]
+        verdict = admission.admit(env, [tool_name(d) for d in defs], host.owner_of)
+        allowed = [d for d in defs if tool_name(d) in set(verdict.allowed)]
+        added: list = []
+        if allowed:
+            admission.record_contamination(agent, env.session_id, [tool_name(d) for d in allowed])
+            tools = list(agent.tools) + allowed
+            admission.apply_all_or_nothing(
+                [(agent, "tools", tools), (agent, "valid_tool_names", {tool_name(t) for t in tools})],
+                lock=host.surface_lock())
+            added = [tool_name(d) for d in allowed]
+            log.info("surface appended session=%s without host provenance: %s", env.session_id, ",".join(added))
+        out = {"reason": recovery.NO_AUTHORITY, "added": added, "toolsets": sorted({host.owner_of(n) for n in added}),
+               "denied": list(verdict.denied), "request_reason": reason_text}
+        if verdict.denied_toolsets:
+            out["denied_toolsets"] = list(verdict.denied_toolsets)
         return out
 
     @_guarded("on_session_end")

@@ -206,6 +206,23 @@ def available_by_owner(owners: Iterable[str]) -> Dict[str, Tuple[str, ...]]:
     return out
 
 
+def ordinary_definitions(agent: Any, toolsets: Iterable[str]) -> List[dict]:
+    """Hermes-processed definitions of ``toolsets`` within the agent's own enabled scope
+    (never wider than what the host would have built for it), for the no-authority append."""
+    import model_tools
+
+    wanted = set(toolsets)
+    enabled = getattr(agent, "enabled_toolsets", None)
+    if enabled is not None:
+        members = static_members(enabled)
+        wanted &= set(enabled) | {owner_of(t) for names in members.values() for t in names}
+    if not wanted:
+        return []
+    defs = model_tools.get_tool_definitions(enabled_toolsets=sorted(wanted), quiet_mode=True,
+                                            skip_tool_search_assembly=True) or []
+    return [d for d in defs if owner_of(tool_name(d)) in wanted]
+
+
 def kanban_worker() -> bool:
     return bool(os.environ.get("HERMES_KANBAN_TASK", "").strip())
 
@@ -251,6 +268,11 @@ def _surface_lock() -> Iterator[None]:
         return
     with lock:
         yield
+
+
+def surface_lock() -> Any:
+    """The lock Hermes's MCP refresh publishes under (a context manager; a no-op if absent)."""
+    return _surface_lock()
 
 
 def assign(agent: Any, tools: Any, valid_tool_names: Any) -> None:

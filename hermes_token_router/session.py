@@ -13,7 +13,7 @@ import time
 from dataclasses import dataclass
 from typing import Any, Callable, FrozenSet, Iterable, Optional, Sequence, Tuple
 
-from . import catalog, host
+from . import admission, catalog, host
 from .config import RouterConfig
 from .decision import Decision
 from .state import FULL, RESTORED, ROUTED, SessionState
@@ -81,30 +81,52 @@ def _valid_names(tools: Sequence[dict]) -> set:
     return {tool_name(t) for t in tools}
 
 
-def commit_route(state: SessionState, agent: Any, p: Plan, still_valid: Callable[[], bool]) -> bool:
+def _publish(agent: Any, state: SessionState, tools: list, valid: set, fields: dict, *,
+             envelope: Any = None, previous: Optional[Sequence[str]] = None) -> None:
+    """The one write path to an agent's surface: validated against the host's admission
+    before any setter runs, then all fields or none (an exception mid-way puts every
+    touched attribute back to the exact previous object)."""
+    setters = [(agent, "tools", tools), (agent, "valid_tool_names", valid)]
+    setters += [(state, key, value) for key, value in fields.items()]
+    names = [tool_name(t) for t in tools]
+    validate = None
+    if envelope is not None and state.capture is not None and tuple(envelope.names) == tuple(state.capture.names):
+        def validate() -> Optional[str]:
+            return admission.check_candidate(envelope, names, previous=previous, extra={ROUTER_TOOL})
+    try:
+        admission.apply_all_or_nothing(setters, validate=validate, lock=host.surface_lock())
+    except ValueError as exc:  # the candidate broke the admission contract: nothing was written
+        log.warning("hermes-token-router: surface for session %s rejected (%s); left as it was",
+                    state.session_id, exc)
+        raise Fenced(f"admission: {exc}") from None
+
+
+def commit_route(state: SessionState, agent: Any, p: Plan, still_valid: Callable[[], bool],
+                 envelope: Any = None) -> bool:
     """Install a first-turn plan, if the agent still shows exactly what we captured."""
     with state.lock:
         if not still_valid() or agent.session_id != state.session_id or agent.tools is not p.capture.tools:
             raise Fenced("agent changed between capture and commit")
         tools = list(p.tools)
         valid = _valid_names(tools)
-        host.assign(agent, tools, valid)
-        state.phase = ROUTED
-        state.capture = p.capture
-        state.keep = p.keep
-        state.loaded_toolsets = p.toolsets
-        state.router_definition = p.router_definition
-        state.catalog_text = p.catalog_text
-        state.committed_tools, state.committed_valid = tools, valid
-        state.tokens_full, state.tokens_now = p.tokens_full, p.tokens_now
-        state.revision += 1
+        if envelope is not None and tuple(envelope.names) == p.capture.names:
+            problem = admission.check_candidate(envelope, [tool_name(t) for t in tools], extra={ROUTER_TOOL})
+            if problem:
+                log.warning("hermes-token-router: route for session %s rejected (%s); full surface kept",
+                            state.session_id, problem)
+                raise Fenced(f"admission: {problem}")
+        _publish(agent, state, tools, valid, {
+            "phase": ROUTED, "capture": p.capture, "keep": p.keep, "loaded_toolsets": p.toolsets,
+            "router_definition": p.router_definition, "catalog_text": p.catalog_text,
+            "committed_tools": tools, "committed_valid": valid, "tokens_full": p.tokens_full,
+            "tokens_now": p.tokens_now, "revision": state.revision + 1})
     log.info("surface committed session=%s profile=%s predicted=%s tools=%d toolsets=%s",
              state.session_id, state.profile, state.decision.intent, len(tools), ",".join(p.toolsets) or "-")
     return True
 
 
 def reapply(state: SessionState, agent: Any, cfg: RouterConfig, blurbs: dict,
-            still_valid: Callable[[], bool]) -> str:
+            still_valid: Callable[[], bool], envelope: Any = None) -> str:
     """Keep a routed session sticky. Returns what happened: ``kept`` (nothing to do),
     ``reinstalled`` (our list was swapped for the capture), ``renarrowed`` (the host
     rebuilt the surface: it becomes the new restore target and is narrowed again)."""
@@ -116,7 +138,7 @@ def reapply(state: SessionState, agent: Any, cfg: RouterConfig, blurbs: dict,
         with state.lock:
             if not still_valid() or agent.tools is not state.capture.tools:
                 raise Fenced("surface changed during reapply")
-            host.assign(agent, state.committed_tools, state.committed_valid)
+            _publish(agent, state, state.committed_tools, state.committed_valid, {}, envelope=envelope)
         return "reinstalled"
     fresh = host.capture(agent)
     text = build_catalog(fresh, blurbs)
@@ -124,24 +146,27 @@ def reapply(state: SessionState, agent: Any, cfg: RouterConfig, blurbs: dict,
     p = plan(fresh, state.loaded_toolsets, cfg, blurbs, catalog_text=text,
              router_definition=state.router_definition if same_catalog else None,
              extra_keep=state.keep)
+    keep = p.keep
+    tools = list(p.tools)
+    if envelope is not None and envelope.authority == admission.CAPTURED:
+        # A broader rebuilt surface never becomes new authority: clamp to the admission.
+        keep = admission.clamp(envelope, p.keep, fresh.owners) & frozenset(fresh.names)
+        tools = select(fresh, keep, p.router_definition)
     with state.lock:
         if not still_valid() or agent.tools is not fresh.tools or agent.session_id != state.session_id:
             raise Fenced("surface changed during re-narrowing")
-        tools = list(p.tools)
         valid = _valid_names(tools)
-        host.assign(agent, tools, valid)
-        state.capture, state.keep = fresh, p.keep
-        state.router_definition, state.catalog_text = p.router_definition, p.catalog_text
-        state.committed_tools, state.committed_valid = tools, valid
-        state.tokens_full, state.tokens_now = p.tokens_full, p.tokens_now
-        state.revision += 1
+        _publish(agent, state, tools, valid, {
+            "capture": fresh, "keep": keep, "router_definition": p.router_definition,
+            "catalog_text": p.catalog_text, "committed_tools": tools, "committed_valid": valid,
+            "tokens_full": p.tokens_full, "tokens_now": host.estimate_tokens(tools), "revision": state.revision + 1})
     log.info("surface committed session=%s profile=%s predicted=%s tools=%d toolsets=%s (host rebuilt the surface)",
              state.session_id, state.profile, state.decision.intent, len(tools), ",".join(state.loaded_toolsets) or "-")
     return "renarrowed"
 
 
 def install(state: SessionState, agent: Any, names: Iterable[str], toolsets: Sequence[str],
-            still_valid: Callable[[], bool]) -> Tuple[str, ...]:
+            still_valid: Callable[[], bool], envelope: Any = None) -> Tuple[str, ...]:
     """Grow a routed session's surface (monotonic); returns the tool names newly shown.
 
     The union is computed under the session lock against the current keep set, so two
@@ -161,10 +186,10 @@ def install(state: SessionState, agent: Any, names: Iterable[str], toolsets: Seq
             return ()
         tools = select(state.capture, keep, state.router_definition)
         valid = _valid_names(tools)
-        host.assign(agent, tools, valid)
-        state.keep, state.loaded_toolsets = keep, new_toolsets
-        state.committed_tools, state.committed_valid = tools, valid
-        state.revision += 1
+        _publish(agent, state, tools, valid, {
+            "keep": keep, "loaded_toolsets": new_toolsets, "committed_tools": tools, "committed_valid": valid,
+            "revision": state.revision + 1}, envelope=envelope,
+            previous=[tool_name(t) for t in state.committed_tools or []])
     state.tokens_now = host.estimate_tokens(tools)
     log.info("surface committed session=%s profile=%s predicted=%s tools=%d toolsets=%s (expanded: %s)",
              state.session_id, state.profile, state.decision.intent, len(tools),
@@ -185,7 +210,9 @@ def restore(state: SessionState, still_valid: Callable[[], bool] = lambda: True)
         if not still_valid():
             return False
         if agent.tools is state.committed_tools:
-            host.assign(agent, state.capture.tools, state.capture.valid_tool_names)
+            admission.apply_all_or_nothing([(agent, "tools", state.capture.tools),
+                                            (agent, "valid_tool_names", state.capture.valid_tool_names)],
+                                           lock=host.surface_lock())
         elif agent.tools is not state.capture.tools:
             log.debug("restore: session=%s surface was replaced by the host; left as the host set it",
                       state.session_id)

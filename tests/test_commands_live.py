@@ -202,17 +202,17 @@ def test_cli_failed_restore_is_retried_next_turn(routed, hermes_cli, capfd, runt
     assert state.phase == "routed"
     narrowed = agent.tools
 
-    host = plugin_module("host")
-    real_assign = host.assign
+    admission = plugin_module("admission")  # every surface write goes through apply_all_or_nothing
+    real_apply = admission.apply_all_or_nothing
     calls = {"n": 0}
 
-    def flaky_assign(target, tools, valid):
+    def flaky_apply(setters, **kwargs):
         calls["n"] += 1
         if calls["n"] == 1:
             raise RuntimeError("simulated restore failure")
-        return real_assign(target, tools, valid)
+        return real_apply(setters, **kwargs)
 
-    monkeypatch.setattr(host, "assign", flaky_assign)
+    monkeypatch.setattr(admission, "apply_all_or_nothing", flaky_apply)
     command(c, capfd, "/router off")
     c.chat("second turn")  # the restore fails: still narrowed, still our state
     assert state.phase == "routed" and state.restore_failures == 1 and agent.tools is narrowed

@@ -1,0 +1,100 @@
+"""Issue 6 wiring inside the real Hermes 0.19.0: the no-authority append path and the
+all-or-nothing surface writes, through the installed plugin's own hooks."""
+
+from __future__ import annotations
+
+import json
+import uuid
+
+import pytest
+
+from hermes_token_router.devtools.stub_llm import Reply
+
+
+def tool_results(result):
+    return [m["content"] for m in result["messages"] if m.get("role") == "tool"]
+
+
+@pytest.fixture
+def reused_without_end(stub, router_config, agent_factory, tmp_path):
+    """An agent narrowed by session A, then reused for session B without A ever ending:
+    B has no untouched host provenance (its surface is A's narrowed one)."""
+    router_config(enabled=True)
+    agent = agent_factory()
+    agent.run_conversation("read ./notes.md and summarise it")
+    narrowed = list(agent.tools)
+    assert "terminal" not in agent.valid_tool_names
+    agent.session_id = f"test-{uuid.uuid4().hex[:10]}"
+    agent.reset_session_state()
+    stub.clear()
+    return agent, narrowed
+
+
+def test_no_authority_appends_ordinary_tools_after_recording_contamination(reused_without_end, stub, runtime,
+                                                                          plugin_module):
+    agent, narrowed = reused_without_end
+    admission = plugin_module("admission")
+    stub.script(Reply(content=None, tool_calls=[("terminal", {"command": "echo appended-$((6*7))"})]),
+                Reply(content=None, tool_calls=[("request_toolset", {"toolsets": ["cronjob"], "reason": "x"})]),
+                Reply(content="ok"))
+    result = agent.run_conversation("now run it")
+    slot = admission.slot_of(agent)
+    assert slot.envelope.authority == admission.NO_AUTHORITY_MODE
+    assert runtime.states.get(agent.session_id).phase == "full"
+    outputs = tool_results(result)
+    assert "appended-42" in outputs[0]
+    answer = json.loads(outputs[1])
+    assert answer["reason"] == "NO_AUTHORITY" and answer["added"] == ["cronjob"]
+    assert slot.contamination is not None and "terminal" in slot.contamination.first_names
+    names = [t["function"]["name"] for t in agent.tools]
+    assert names[:len(narrowed)] == [t["function"]["name"] for t in narrowed]  # append-only
+    assert {"terminal", "cronjob"} <= set(names)
+
+
+def test_invalid_policy_denies_every_addition_without_lookups(stub, router_config, agent_factory, runtime,
+                                                              plugin_module, monkeypatch):
+    router_config(enabled=True)
+    agent = agent_factory()
+    agent._hermes_token_router_admission = {"schema_version": 1, "protected_toolsets": [" file"],
+                                            "pinned_tool_names": []}
+    full = [t["function"]["name"] for t in agent.tools]
+    host = plugin_module("host")
+    result = agent.run_conversation("read ./notes.md and summarise it")
+    assert stub.chat_requests()[0].tool_names == full  # invalid policy: no pruning at all
+    calls = []
+    monkeypatch.setattr(host, "ordinary_definitions", lambda *a, **k: calls.append(a) or [])
+    monkeypatch.setattr(host, "owners_for", lambda *a, **k: calls.append(a) or {})
+    from tools.registry import registry  # Hermes's own dispatch, as a tool call would reach it
+
+    answer = json.loads(registry.dispatch("request_toolset", {"toolsets": ["terminal"], "reason": "r"},
+                                          session_id=agent.session_id, task_id=None))
+    assert answer["reason"] == "NO_AUTHORITY_INVALID_POLICY" and answer["added"] == [] and not calls
+    assert [t["function"]["name"] for t in agent.tools] == full
+
+
+def test_failed_surface_write_rolls_back_every_field(stub, router_config, agent_factory, runtime, plugin_module):
+    """A setter that fails mid-assignment leaves the agent and the router state exactly as
+    they were: same list and set objects, same keep set and revision."""
+    router_config(enabled=True)
+    agent = agent_factory()
+    agent.run_conversation("read ./notes.md and summarise it")
+    state = runtime.states.get(agent.session_id)
+    before = (agent.tools, agent.valid_tool_names, state.keep, state.revision, state.loaded_toolsets)
+    session = plugin_module("session")
+
+    original_setattr = type(state).__setattr__
+
+    def failing(self, key, value):
+        if key == "committed_valid":
+            raise RuntimeError("simulated failure mid-assignment")
+        original_setattr(self, key, value)
+
+    type(state).__setattr__ = failing
+    try:
+        with pytest.raises(RuntimeError):
+            session.install(state, agent, ["terminal", "process"], ["terminal"], lambda: True)
+    finally:
+        type(state).__setattr__ = original_setattr
+    after = (agent.tools, agent.valid_tool_names, state.keep, state.revision, state.loaded_toolsets)
+    assert all(a is b for a, b in zip(before, after))
+    assert "terminal" not in agent.valid_tool_names
