@@ -212,9 +212,19 @@ def resolve_profile_name(agent: Any = None) -> str:
     env = os.environ.get("HERMES_PROFILE", "").strip()
     if env:
         return env
-    home = os.environ.get("HERMES_HOME", "")
-    if home:
-        parts = Path(home).expanduser().parts
-        if len(parts) >= 2 and parts[-2] == "profiles":
-            return parts[-1]
+    for home in (_hermes_home_override(), os.environ.get("HERMES_HOME", "")):
+        if home:
+            parts = Path(home).expanduser().parts
+            if len(parts) >= 2 and parts[-2] == "profiles":
+                return parts[-1]
     return "default"
+
+
+def _hermes_home_override() -> str:
+    """Hermes's own home resolution (honours the gateway's per-profile context override)."""
+    try:
+        from hermes_constants import get_hermes_home
+
+        return str(get_hermes_home())
+    except Exception:
+        return ""

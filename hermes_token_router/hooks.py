@@ -225,8 +225,12 @@ class RouterRuntime:
                envelope: Any = None) -> None:
         capture = host.capture(agent)
         available = [(o, self.blurbs.get(o, "")) for o in capture.owner_order() if o != session.ROUTER_TOOLSET]
+        remembered = self.states.recall(session_id)
         if envelope is not None and (not admission.may_prune(envelope) or envelope.names != capture.names):
             decision = full_surface("admission:" + (envelope.why_full or "capture_changed"))
+        elif remembered is not None:  # the session's agent was collected and rebuilt: same surface
+            decision = remembered.decision
+            extra = tuple(dict.fromkeys(tuple(extra) + remembered.loaded_toolsets))
         else:
             try:
                 decision = decide(text, cfg, available)
@@ -481,6 +485,7 @@ class RouterRuntime:
 
     def _end_session(self, session_id: str, reason: str) -> None:
         self._cancel_inflight(session_id)
+        self.states.forget(session_id)
         state = self.states.get(session_id)
         if state is None:
             return

@@ -11,6 +11,7 @@ from __future__ import annotations
 import threading
 import time
 import weakref
+from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, FrozenSet, List, Optional, Tuple
 
@@ -58,10 +59,42 @@ class SessionState:
         return self.phase == ROUTED
 
 
+@dataclass(frozen=True)
+class Remembered:
+    """What a routed session had loaded when its agent was collected (a gateway evicts and
+    rebuilds agents mid-session): enough to re-apply the same sticky surface, no objects."""
+
+    decision: Decision
+    loaded_toolsets: Tuple[str, ...]
+
+
+REMEMBERED_MAX = 1024
+
+
 class StateRegistry:
-    def __init__(self) -> None:
+    def __init__(self, remember_max: int = REMEMBERED_MAX) -> None:
         self._lock = threading.Lock()
         self._by_session: Dict[str, SessionState] = {}
+        self._remembered: "OrderedDict[str, Remembered]" = OrderedDict()
+        self._remember_max = remember_max
+
+    def remember(self, state: SessionState) -> None:
+        if state.phase != ROUTED:
+            return
+        with self._lock:
+            self._remembered[state.session_id] = Remembered(state.decision, tuple(state.loaded_toolsets))
+            self._remembered.move_to_end(state.session_id)
+            while len(self._remembered) > self._remember_max:
+                self._remembered.popitem(last=False)
+
+    def recall(self, session_id: str) -> Optional[Remembered]:
+        """A collected agent's sticky surface, once (the rebuilt agent's state replaces it)."""
+        with self._lock:
+            return self._remembered.pop(session_id, None)
+
+    def forget(self, session_id: str) -> None:
+        with self._lock:
+            self._remembered.pop(session_id, None)
 
     def get(self, session_id: str) -> Optional[SessionState]:
         with self._lock:
@@ -116,4 +149,5 @@ def _evict_if_orphaned(registry_ref: Callable[[], Optional[StateRegistry]], sess
         return
     state = registry.get(session_id)
     if state is not None and state.agent is None:
-        registry.pop(session_id, state)
+        if registry.pop(session_id, state) is not None:
+            registry.remember(state)  # bounded: a rebuilt agent for this session re-applies it

@@ -91,3 +91,17 @@ def test_env_switch_and_profile_resolution(monkeypatch, tmp_path):
     assert resolve_profile_name(None) == "writer"
     monkeypatch.setenv("HERMES_HOME", str(tmp_path))
     assert resolve_profile_name(None) == "default"
+
+
+def test_profile_follows_hermes_context_override(monkeypatch, tmp_path):
+    """A multiplexing gateway picks the profile with Hermes's context-local home override,
+    not the environment: the router must see the same profile Hermes does."""
+    hermes_constants = pytest.importorskip("hermes_constants")
+    monkeypatch.delenv("HERMES_PROFILE", raising=False)
+    monkeypatch.setenv("HERMES_HOME", str(tmp_path))
+    token = hermes_constants.set_hermes_home_override(tmp_path / ".hermes" / "profiles" / "support")
+    try:
+        assert resolve_profile_name(None) == "support"
+    finally:
+        hermes_constants.reset_hermes_home_override(token)
+    assert resolve_profile_name(None) == "default"

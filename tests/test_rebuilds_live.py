@@ -107,9 +107,6 @@ def test_gateway_rebuilt_cached_agent_gets_the_sticky_surface(stub, narrowing, r
     runtime.on_session_finalize(session_id=sid)
 
 
-@pytest.mark.xfail(strict=True, reason="limit (reported): session state is evicted when its agent is "
-                   "collected, so an agent rebuilt for the same session after the old one was collected "
-                   "is routed afresh and loses the session's recoveries")
 def test_rebuild_after_the_old_agent_was_collected_keeps_recoveries(stub, narrowing, agent_factory, runtime):
     import weakref
 
