@@ -130,12 +130,21 @@ def main(argv=None) -> int:
     lat = report["latency_ms"]
     print(f"latency ms: semantic p50={lat['semantic_p50']:.2f} p99={lat['semantic_p99']:.2f} | "
           f"nickname p50={lat['nickname_p50'] * 1000:.1f}us p99={lat['nickname_p99'] * 1000:.1f}us")
+    overall = report["all"]["all"]
+    gates = [("Hit@3 >= 90%", overall["hit@3"] >= 0.90, f"{overall['hit@3']:.1%}"),
+             ("false injections <= 10%", overall["false_injection"] <= 0.10, f"{overall['false_injection']:.1%}")]
+    goal = ("semantic p50 <= 5 ms after warm-up", lat["semantic_p50"] <= 5.0, f"{lat['semantic_p50']:.2f} ms")
+    print("targets:")
+    for name, ok, got in gates:
+        print(f"  [{'PASS' if ok else 'FAIL'}] {name}: {got}")
+    print(f"  [{'PASS' if goal[1] else 'MISS'}] {goal[0]}: {goal[2]} (reported; timing depends on the machine's load)")
+    failed = not all(ok for _, ok, _ in gates)
     if args.sweep:
         print("\nsweep on calibration split (threshold, smalltalk gap -> hit@1 hit@3 false_injection skills/hit):")
         for s in report["sweep"]:
             print(f"  th={s['threshold']:.2f} gap={s['gap']:.2f} -> {s['hit@1']:.3f} {s['hit@3']:.3f} "
                   f"{s['false_injection']:.3f} {s['skills_per_hit']:.2f}")
-    return 0
+    return 1 if failed else 0
 
 
 if __name__ == "__main__":

@@ -167,6 +167,7 @@ class ConfigStore:
         self._key: Optional[tuple] = None
         self._file: Optional[ConfigFile] = None
         self._error: Optional[str] = None
+        self._profiles: Dict[str, RouterConfig] = {}
 
     def load(self) -> Tuple[Optional[ConfigFile], Optional[str]]:
         path = self._path_fn()
@@ -180,6 +181,7 @@ class ConfigStore:
                 return self._file, self._error
             self._key = key
             self._file, self._error = None, None
+            self._profiles = {}
             try:
                 text = path.read_text(encoding="utf-8") if key[1] is not None else ""
                 self._file = parse_config(text, path)
@@ -192,6 +194,22 @@ class ConfigStore:
                 self._error = f"{path}: cannot read ({exc.strerror}); fix: check the file's permissions"
                 log.warning("hermes-token-router: %s", self._error)
             return self._file, self._error
+
+
+    def for_profile(self, profile: str) -> Tuple[Optional[RouterConfig], Optional[str]]:
+        """The validated settings for one profile, cached until the file changes (every hook
+        asks, so re-merging and re-validating each time would sit on the hot path)."""
+        parsed, error = self.load()
+        if error:
+            return None, error
+        with self._lock:
+            cached = self._profiles.get(profile)
+        if cached is not None:
+            return cached, None
+        cfg = parsed.for_profile(profile) if parsed is not None else RouterConfig()
+        with self._lock:
+            self._profiles[profile] = cfg
+        return cfg, None
 
 
 def env_enabled() -> Optional[bool]:

@@ -91,10 +91,9 @@ class RouterRuntime:
     def settings(self, agent: Any = None) -> Tuple[Optional[RouterConfig], str, Optional[str]]:
         """(config for the agent's profile or None when invalid, profile, error)."""
         profile = resolve_profile_name(agent)
-        parsed, error = self.config.load()
-        if error:
+        cfg, error = self.config.for_profile(profile)
+        if cfg is None:
             return None, profile, error
-        cfg = parsed.for_profile(profile) if parsed is not None else RouterConfig()
         self.debug.configure(cfg.debug_logging, state_dir() / "router-debug.log")
         return cfg, profile, None
 
@@ -523,7 +522,12 @@ class RouterRuntime:
         text = getattr(event, "text", None)
         if router is None or not isinstance(text, str):
             return None
-        rewritten = router.rewrite_for_gateway(text)
+        key = None
+        try:
+            key = gateway._session_key_for_source(event.source) if gateway is not None else None
+        except Exception:
+            key = None
+        rewritten = router.rewrite_for_gateway(text, session_key=key) if key else router.rewrite_for_gateway(text)
         return {"action": "rewrite", "text": rewritten} if rewritten else None
 
     def gateway_agent(self) -> Any:
