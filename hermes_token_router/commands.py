@@ -57,7 +57,7 @@ class RouterCommand:
         return f"router {what}. Effective: {'ON' if on else 'OFF'} ({source}){note}"
 
     def _current_agent(self) -> Any:
-        agent = host.cli_agent()
+        agent = host.cli_agent() or host.tui_agent()
         if agent is not None:
             return agent
         return self.runtime.gateway_agent()

@@ -126,6 +126,20 @@ def gateway_cached_agent(gateway: Any, source: Any) -> Optional[Any]:
         return None
 
 
+def tui_agent() -> Optional[Any]:
+    """The TUI/desktop session's agent for a slash command: the TUI's ``command.dispatch``
+    frame holds its ``session`` record (``{"agent": ...}``) while our handler runs."""
+    frame = sys._getframe(1)
+    depth = 0
+    while frame is not None and depth < _MAX_FRAMES:
+        record = frame.f_locals.get("session")
+        if isinstance(record, dict) and is_agent(record.get("agent")):
+            return record["agent"]
+        frame = frame.f_back
+        depth += 1
+    return None
+
+
 # -- registry ----------------------------------------------------------------------
 def owner_of(name: str) -> Optional[str]:
     from tools.registry import registry

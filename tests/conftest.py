@@ -115,6 +115,10 @@ def runtime():
     for cb in get_plugin_manager()._hooks.get("pre_llm_call", []):
         owner = getattr(cb, "__self__", None)
         if type(owner).__name__ == "RouterRuntime":
+            module = type(owner).__module__
+            assert module.startswith("hermes_plugins."), (
+                f"Hermes loaded the router from {module}, not the directory install (a stray "
+                "hermes_token_router.egg-info on sys.path is an entry point, which Hermes loads last)")
             return owner
     raise AssertionError("hermes-token-router is not loaded in this Hermes")
 

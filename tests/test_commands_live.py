@@ -27,17 +27,6 @@ from hermes_token_router.devtools.stub_llm import Reply
 INTENT = "read and summarise a file"
 
 
-@pytest.fixture(autouse=True)
-def _directory_install_is_live(runtime):
-    """These tests drive the directory install (its config.yaml, its ledger). A
-    ``hermes_token_router.egg-info`` left in the checkout by an in-tree build is an entry
-    point, which Hermes loads last: it would silently replace the directory plugin."""
-    module = type(runtime).__module__
-    assert module.startswith("hermes_plugins."), (
-        f"Hermes loaded the router from {module}, not the directory install: remove the stray "
-        "hermes_token_router.egg-info from the checkout (python diagnostics.py warns about it)")
-
-
 def classifier_responder(toolsets=("file",), confidence=0.97):
     def respond(body):
         if not body.get("stream"):  # the router's classifier call (Hermes always streams)
@@ -315,3 +304,26 @@ def test_gateway_new_session_after_on_is_routed(routed, gateway, runtime):
     agent2 = cached_agent(send)
     state = runtime.states.get(agent2.session_id)
     assert state is not None and state.phase == "routed"
+
+
+# -- TUI / desktop app ------------------------------------------------------------------
+
+def test_tui_status_identifies_its_session_through_the_real_dispatch(routed, agent_factory, runtime):
+    """The TUI's JSON-RPC ``command.dispatch`` runs the plugin handler with no session info;
+    the router finds the session record in that frame and reports its savings."""
+    from tui_gateway import server
+
+    agent = agent_factory()
+    agent.run_conversation("read ./notes.md and summarise it")
+    state = runtime.states.get(agent.session_id)
+    assert state is not None and state.phase == "routed"
+    sid = "tui-" + agent.session_id
+    server._sessions[sid] = {"agent": agent}
+    try:
+        reply = server._methods["command.dispatch"]("rpc-1", {"name": "router", "arg": "status",
+                                                               "session_id": sid})
+    finally:
+        server._sessions.pop(sid, None)
+    output = reply["result"]["output"]
+    assert f"session {agent.session_id}: routed" in output
+    assert f"{state.tokens_now:,} now vs {state.tokens_full:,} full" in output

@@ -32,17 +32,6 @@ HELLO = "hello there"
 TODO = "read ./notes.md and make a todo list of it"
 
 
-@pytest.fixture(autouse=True)
-def _directory_install_is_live(runtime):
-    """These tests drive the directory install (its config.yaml, its ledger). A
-    ``hermes_token_router.egg-info`` left in the checkout by an in-tree build is an entry
-    point, which Hermes loads last: it would silently replace the directory plugin."""
-    module = type(runtime).__module__
-    assert module.startswith("hermes_plugins."), (
-        f"Hermes loaded the router from {module}, not the directory install: remove the stray "
-        "hermes_token_router.egg-info from the checkout (python diagnostics.py warns about it)")
-
-
 def responder(body):
     messages = body.get("messages") or []
     last = messages[-1] if messages else {}
