@@ -215,9 +215,13 @@ class RouterRuntime:
             self.debug.note("sticky", session=session_id, result=how_sticky)
             if extra:
                 self._expand(state, agent, list(extra), via="skill", started=started)
-        if injection is not None:
-            return {"context": injection.text}
-        return None
+        if injection is None:
+            return None
+        state = self.states.get(session_id)
+        if state is not None:  # recorded after routing, so a first-turn skill is counted too
+            with state.lock:
+                state.skills_injected.extend(s for s in injection.skills if s not in state.skills_injected)
+        return {"context": injection.text}
 
     def _route(self, agent: Any, session_id: str, profile: str, text: str, cfg: RouterConfig,
                extra: Tuple[str, ...], started: float, ticket: Optional["_Ticket"] = None,
@@ -421,12 +425,11 @@ class RouterRuntime:
         if cfg is None:
             return None
         with state.lock:
-            requests = state.requests - getattr(state, "_ledger_requests", 0)
-            saved = state.tokens_saved_total - getattr(state, "_ledger_saved", 0)
-            recoveries = len(state.recoveries) - getattr(state, "_ledger_recoveries", 0)
-            state._ledger_requests = state.requests  # type: ignore[attr-defined]
-            state._ledger_saved = state.tokens_saved_total  # type: ignore[attr-defined]
-            state._ledger_recoveries = len(state.recoveries)  # type: ignore[attr-defined]
+            done_requests, done_saved, done_recoveries = state.ledger_mark
+            requests = state.requests - done_requests
+            saved = state.tokens_saved_total - done_saved
+            recoveries = len(state.recoveries) - done_recoveries
+            state.ledger_mark = (state.requests, state.tokens_saved_total, len(state.recoveries))
             record = turn_record(session_id=session_id, profile=state.profile, platform=platform,
                                  phase=state.phase, intent=state.decision.intent, source=state.decision.source,
                                  requests=requests, tokens_full=state.tokens_full, tokens_now=state.tokens_now,
@@ -513,7 +516,7 @@ class RouterRuntime:
             self._gateway_ref = weakref.ref(gateway)
             self._last_source = getattr(event, "source", None)
         cfg, _, _ = self.settings(None)
-        if cfg is None or not cfg.skills.enabled or not getattr(cfg.skills, "gateway_rewrite", False):
+        if cfg is None or not cfg.skills.enabled or not cfg.skills.gateway_rewrite:
             return None
         on, _ = self.enabled(cfg)
         if not on:
@@ -522,12 +525,7 @@ class RouterRuntime:
         text = getattr(event, "text", None)
         if router is None or not isinstance(text, str):
             return None
-        key = None
-        try:
-            key = gateway._session_key_for_source(event.source) if gateway is not None else None
-        except Exception:
-            key = None
-        rewritten = router.rewrite_for_gateway(text, session_key=key) if key else router.rewrite_for_gateway(text)
+        rewritten = router.rewrite_for_gateway(text, session_key=host.gateway_session_key(gateway, event))
         return {"action": "rewrite", "text": rewritten} if rewritten else None
 
     def gateway_agent(self) -> Any:
@@ -559,11 +557,6 @@ class RouterRuntime:
         except Exception as exc:
             log.warning("hermes-token-router: skill routing failed (%s); no skill injected", type(exc).__name__)
             return None
-        if injection is not None:
-            state = self.states.get(session_id)
-            if state is not None:
-                with state.lock:
-                    state.skills_injected.extend(s for s in injection.skills if s not in state.skills_injected)
         return injection
 
     def _forget_skills(self, session_id: str) -> None:

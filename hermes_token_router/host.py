@@ -126,6 +126,14 @@ def gateway_cached_agent(gateway: Any, source: Any) -> Optional[Any]:
         return None
 
 
+def gateway_session_key(gateway: Any, event: Any) -> Optional[str]:
+    """The gateway's own session key for a message (None when it cannot say)."""
+    try:
+        return gateway._session_key_for_source(event.source) if gateway is not None else None
+    except Exception:
+        return None
+
+
 def tui_agent() -> Optional[Any]:
     """The TUI/desktop session's agent for a slash command: the TUI's ``command.dispatch``
     frame holds its ``session`` record (``{"agent": ...}``) while our handler runs."""

@@ -48,6 +48,7 @@ class SessionState:
     skills_injected: List[str] = field(default_factory=list)
     started_at: float = field(default_factory=time.time)
     finalizer: Any = field(default=None, repr=False)
+    ledger_mark: Tuple[int, int, int] = (0, 0, 0)  # (requests, tokens saved, recoveries) already written
     lock: threading.RLock = field(default_factory=threading.RLock, repr=False)
 
     @property
