@@ -35,24 +35,15 @@ def _classifier_toolsets():
 
 
 def build_parser() -> argparse.ArgumentParser:
+    from . import report, route_cli
+    from .skill_router import cli as skills_cli
+
     parser = argparse.ArgumentParser(prog="hermes-token-router",
                                      description="Offline tools for the Hermes token router plugin.")
     sub = parser.add_subparsers(dest="command", required=True)
-    from . import report
-
-    try:  # ``route`` ships in route_cli.py; without it the other subcommands must still work
-        from . import route_cli
-    except ImportError:
-        route_cli = None
-    if route_cli is not None:
-        route_cli.add_route_subcommand(sub)
+    route_cli.add_route_subcommand(sub)
     report.add_subcommand(sub)
-    try:
-        from .skill_router import cli as skills_cli
-    except ImportError:
-        skills_cli = None
-    if skills_cli is not None:
-        skills_cli.add_subcommands(sub)
+    skills_cli.add_subcommands(sub)
     return parser
 
 
@@ -62,7 +53,8 @@ def main(argv: Optional[List[str]] = None) -> int:
     if args.command == "route":
         from . import route_cli
 
-        return route_cli.run_route(args, decide=_router_decide())
+        args.decide = _router_decide()  # rules, then the classifier when config.yaml enables it
+        return route_cli.run_route(args)
     if args.command == "report":
         from . import report
 
