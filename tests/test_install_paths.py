@@ -119,3 +119,15 @@ def test_router_disabled_is_byte_identical_to_no_plugin(stub, tmp_path):
         results[label] = stub.chat_requests()[0]
     assert results["disabled"].tools_json == results["absent"].tools_json
     assert "request_toolset" not in results["disabled"].tool_names
+
+
+def test_pip_install_ships_the_console_script_and_the_rules(tmp_path, wheel_target):
+    script = wheel_target / "bin" / "hermes-token-router"
+    assert script.is_file()
+    env = _env(tmp_path, PYTHONPATH=str(wheel_target))
+    proc = subprocess.run([sys.executable, str(script), "route", "run the unit tests with pytest", "--json"],
+                          env=env, capture_output=True, text=True, timeout=120, cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    out = json.loads(proc.stdout)
+    assert out["action"] == "narrow" and "terminal" in out["toolsets"]  # the rules came inside the wheel
+    assert (wheel_target / "hermes_token_router" / "_data" / "policy" / "rules").is_dir()
