@@ -400,15 +400,7 @@ class RouterRuntime:
         defs = [d for d in host.ordinary_definitions(agent, requested) if tool_name(d) not in current]
         verdict = admission.admit(env, [tool_name(d) for d in defs], host.owner_of)
         allowed = [d for d in defs if tool_name(d) in set(verdict.allowed)]
-        added: list = []
-        if allowed:
-            admission.record_contamination(agent, env.session_id, [tool_name(d) for d in allowed])
-            tools = list(agent.tools) + allowed
-            admission.apply_all_or_nothing(
-                [(agent, "tools", tools), (agent, "valid_tool_names", {tool_name(t) for t in tools})],
-                lock=host.surface_lock())
-            added = [tool_name(d) for d in allowed]
-            log.info("surface appended session=%s without host provenance: %s", env.session_id, ",".join(added))
+        added = session.append_without_authority(agent, env.session_id, allowed) if allowed else []
         out = {"reason": recovery.NO_AUTHORITY, "added": added, "toolsets": sorted({host.owner_of(n) for n in added}),
                "denied": list(verdict.denied), "request_reason": reason_text}
         if verdict.denied_toolsets:

@@ -197,6 +197,19 @@ def install(state: SessionState, agent: Any, names: Iterable[str], toolsets: Seq
     return added
 
 
+def append_without_authority(agent: Any, session_id: str, definitions: Sequence[dict]) -> list:
+    """NO_AUTHORITY growth: append admitted ordinary definitions to whatever the agent shows.
+    The contamination marker is recorded *before* the write, so this surface can never be
+    captured or promoted as host authority afterwards."""
+    names = [tool_name(d) for d in definitions]
+    admission.record_contamination(agent, session_id, names)
+    tools = list(agent.tools) + list(definitions)
+    admission.apply_all_or_nothing([(agent, "tools", tools), (agent, "valid_tool_names", _valid_names(tools))],
+                                   lock=host.surface_lock())
+    log.info("surface appended session=%s without host provenance: %s", session_id, ",".join(names))
+    return names
+
+
 def restore(state: SessionState, still_valid: Callable[[], bool] = lambda: True) -> bool:
     """Hand back the exact captured objects. True when the agent now shows the capture
     (or is gone, or the host already replaced our surface with its own)."""
