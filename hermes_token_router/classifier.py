@@ -18,7 +18,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from typing import Any, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Dict, List, Sequence, Tuple
 
 from .classifier_config import ClassifierConfig
 from .classifier_contract import build_messages, parse_answer, read_envelope

@@ -25,7 +25,7 @@ from .decision import full_surface
 from .ledger import LEDGER_NAME, Ledger, turn_record
 from .paths import shipped, state_dir
 from .router import decide, with_floor
-from .state import FULL, RESTORED, ROUTED, SessionState, StateRegistry
+from .state import FULL, ROUTED, SessionState, StateRegistry
 from .surface import tool_name
 
 log = logging.getLogger("hermes_token_router")

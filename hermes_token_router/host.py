@@ -12,7 +12,7 @@ import os
 import sys
 import threading
 from contextlib import contextmanager
-from typing import Any, Dict, Iterable, Iterator, List, Mapping, Optional, Tuple
+from typing import Any, Dict, Iterable, Iterator, List, Optional, Tuple
 
 from .surface import Capture, tool_name
 
@@ -167,10 +167,6 @@ def is_registered(name: str) -> bool:
     return registry.get_entry(name) is not None
 
 
-def registered_toolsets() -> Tuple[str, ...]:
-    from tools.registry import registry
-
-    return tuple(registry.get_registered_toolset_names())
 
 
 def static_members(toolsets: Iterable[str]) -> Dict[str, Tuple[str, ...]]:
@@ -192,13 +188,6 @@ def static_members(toolsets: Iterable[str]) -> Dict[str, Tuple[str, ...]]:
     return out
 
 
-def known_toolset(name: str) -> bool:
-    try:
-        import toolsets as hermes_toolsets
-
-        return bool(hermes_toolsets.validate_toolset(name))
-    except Exception:
-        return False
 
 
 def toolset_descriptions(names: Iterable[str]) -> Dict[str, str]:
@@ -297,15 +286,6 @@ def surface_lock() -> Any:
     return _surface_lock()
 
 
-def assign(agent: Any, tools: Any, valid_tool_names: Any) -> None:
-    """Install a surface as *new* objects (Hermes caches token estimates by list id)."""
-    with _surface_lock():
-        agent.tools = tools
-        agent.valid_tool_names = valid_tool_names
-
-
-def current(agent: Any) -> Tuple[Any, Any]:
-    return agent.tools, agent.valid_tool_names
 
 
 def estimate_tokens(tools: Optional[List[dict]]) -> int:
@@ -334,12 +314,3 @@ def hook_callback_timeout_s() -> float:
     if value < 0:
         value = 30.0
     return min(value, 600.0)
-
-
-def register_router_tool(ctx: Any, schema: dict, handler: Any) -> None:
-    ctx.register_tool(name="request_toolset", toolset="router", schema=schema, handler=handler,
-                      description="Load more toolsets into this session", emoji="🧭")
-
-
-def mapping_copy(m: Mapping[str, Any]) -> Dict[str, Any]:
-    return dict(m)

@@ -15,8 +15,7 @@ from typing import Any, Callable, FrozenSet, Iterable, Optional, Sequence, Tuple
 
 from . import admission, catalog, host
 from .config import RouterConfig
-from .decision import Decision
-from .state import FULL, RESTORED, ROUTED, SessionState
+from .state import RESTORED, ROUTED, SessionState
 from .surface import ROUTER_TOOL, Capture, grow, names_for_toolsets, select, tool_name, unprunable
 
 log = logging.getLogger("hermes_token_router")
@@ -234,9 +233,6 @@ def restore(state: SessionState, still_valid: Callable[[], bool] = lambda: True)
     return True
 
 
-def mark_full(state: SessionState) -> None:
-    with state.lock:
-        state.phase = FULL
 
 
 def elapsed_ok(started: float, budget_s: Optional[float]) -> Callable[[], bool]:

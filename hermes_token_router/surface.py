@@ -15,7 +15,7 @@ prompt cache hitting and the model's capabilities intact live here:
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Dict, FrozenSet, Iterable, List, Mapping, Optional, Sequence, Tuple
+from typing import Any, Dict, FrozenSet, Iterable, List, Mapping, Optional, Tuple
 
 ROUTER_TOOL = "request_toolset"
 
@@ -104,7 +104,3 @@ def grow(current: FrozenSet[str], additions: Iterable[str], capture: Capture) ->
     captured = set(capture.names)
     new = tuple(n for n in capture.names if n in set(additions) and n not in current and n in captured)
     return (current | frozenset(new)), new
-
-
-def same_surface(a: Sequence[dict], b: Sequence[dict]) -> bool:
-    return len(a) == len(b) and all(x is y for x, y in zip(a, b))

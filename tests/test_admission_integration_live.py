@@ -59,7 +59,7 @@ def test_invalid_policy_denies_every_addition_without_lookups(stub, router_confi
                                             "pinned_tool_names": []}
     full = [t["function"]["name"] for t in agent.tools]
     host = plugin_module("host")
-    result = agent.run_conversation("read ./notes.md and summarise it")
+    agent.run_conversation("read ./notes.md and summarise it")
     assert stub.chat_requests()[0].tool_names == full  # invalid policy: no pruning at all
     calls = []
     monkeypatch.setattr(host, "ordinary_definitions", lambda *a, **k: calls.append(a) or [])

@@ -173,10 +173,13 @@ def test_bridge_to_protected_toolset_is_blocked_integrated(stub, vault_calls, to
 @pytest.fixture(autouse=True)
 def _fresh_availability_probes(monkeypatch):
     """A worker process starts with HERMES_KANBAN_TASK set; in this shared test process
-    Hermes's 30 s check_fn cache may still hold the non-worker answer, so start clean."""
+    Hermes's 30 s check_fn cache may still hold the non-worker answer, so start clean (and
+    the originals come back afterwards)."""
     from tools import registry as hermes_registry
 
     monkeypatch.setattr(hermes_registry, "_check_fn_cache", {})
+    # ...and its 60 s "last good" grace must not carry the worker's answer into later tests.
+    monkeypatch.setattr(hermes_registry, "_check_fn_last_good", {})
 
 
 def test_kanban_worker_envelope_pins_lifecycle_tools_proof(monkeypatch, agent_factory):

@@ -16,7 +16,6 @@ from pathlib import Path
 import httpx
 import openai
 import pytest
-from pydantic import ValidationError
 
 from hermes_token_router.classifier import classify, describe_endpoint
 from hermes_token_router.classifier_config import ClassifierConfig

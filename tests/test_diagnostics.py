@@ -4,13 +4,11 @@ with its own HERMES_HOME (discovery reads it at import), exactly as a user runs 
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import subprocess
 import sys
 from pathlib import Path
 
-import pytest
 
 from hermes_token_router.devtools import harness
 

@@ -5,7 +5,6 @@ happens once per process); the stub model in this process records what they send
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import subprocess
 import sys

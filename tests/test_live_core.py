@@ -7,7 +7,6 @@ import json
 import logging
 import uuid
 
-import pytest
 
 from hermes_token_router.devtools import harness
 from hermes_token_router.devtools.stub_llm import Reply

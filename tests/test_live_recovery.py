@@ -4,7 +4,6 @@ the tool_search bridge and exact restore. The stub model is scripted to make the
 from __future__ import annotations
 
 import json
-import uuid
 
 import pytest
 

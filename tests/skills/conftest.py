@@ -36,7 +36,7 @@ def semantic_index(skills_dir, tmp_path_factory) -> Path:
 @pytest.fixture()
 def nick_index(skills_dir, tmp_path, monkeypatch) -> Path:
     """An index built as if the embedding extra were missing (entries only)."""
-    from hermes_token_router.skill_router import embedding, index
+    from hermes_token_router.skill_router import index
 
     monkeypatch.setattr(index.embedding, "semantic_status", lambda spec="use-m3": (False, "extra not installed"))
     out = tmp_path / "index"
