@@ -1,23 +1,26 @@
-"""Hook entry points: the contract between Hermes and the router, and the fail-open wall.
+"""Hook entry points: the contract between Hermes and the router.
 
-Each public method is registered as a Hermes hook (or middleware, tool handler, command)
-by ``plugin.register``. Every one of them is wrapped by ``_guarded``: an exception in our
-code logs one warning and returns ``None``, leaving the tool surface as it was. The
-routing decision lives in ``router``, the surface mutation in ``session``, the recovery
-path in ``recovery``; this module only sequences them.
+``RouterRuntime`` holds everything the plugin keeps in a process and sequences the
+session lifecycle (``pre_llm_call``, ``on_session_end``/``_finalize``/``_reset``, the gateway
+hook). Each public method is registered by ``plugin.register`` and wrapped by
+``failopen.guarded``. The routing decision lives in ``router``, the surface mutation in
+``session``, the recovery path (``post_api_request``, ``tool_request``, ``request_toolset``)
+in ``recovery``, and the host-admission hooks (envelope binding, the protected-tool guard)
+in ``admission_hooks``.
 """
 
 from __future__ import annotations
 
-import functools
 import logging
-import os
 import threading
 import time
 import weakref
 from typing import Any, Dict, Optional, Tuple
 
-from . import admission, guard, host, recovery, session
+from . import admission, host, session
+from .admission_hooks import AdmissionHooks
+from .failopen import guarded
+from .recovery import RecoveryHooks
 from .catalog import load_blurbs
 from .config import ConfigStore, RouterConfig, env_enabled, resolve_profile_name
 from .debuglog import DebugTrail
@@ -26,27 +29,10 @@ from .ledger import LEDGER_NAME, Ledger, turn_record
 from .paths import shipped, state_dir
 from .router import decide, with_floor
 from .state import FULL, ROUTED, SessionState, StateRegistry
-from .surface import tool_name
 
 log = logging.getLogger("hermes_token_router")
 
 SKIP_PLATFORMS = frozenset({"subagent", "curator"})
-
-
-def _guarded(hook: str):
-    def wrap(fn):
-        @functools.wraps(fn)
-        def inner(self: "RouterRuntime", *args: Any, **kwargs: Any) -> Any:
-            try:
-                return fn(self, *args, **kwargs)
-            except Exception as exc:  # fail open: never raise into Hermes
-                log.warning("hermes-token-router: %s failed (%s: %s); the tool surface is left as it was",
-                            hook, type(exc).__name__, exc)
-                log.debug("hermes-token-router: %s traceback", hook, exc_info=True)
-                self.debug.note("error", hook=hook, error=type(exc).__name__)
-                return None
-        return inner
-    return wrap
 
 
 class _Ticket:
@@ -58,7 +44,7 @@ class _Ticket:
         self.ended = False
 
 
-class RouterRuntime:
+class RouterRuntime(RecoveryHooks, AdmissionHooks):
     """Everything the plugin keeps in a process: config, the ``/router`` switch and the
     per-session state registry. One instance per ``register`` call; no module globals."""
 
@@ -161,7 +147,7 @@ class RouterRuntime:
                 ticket.ended = True
 
     # -- hooks -----------------------------------------------------------------------
-    @_guarded("pre_llm_call")
+    @guarded("pre_llm_call")
     def pre_llm_call(self, session_id: str = "", user_message: Any = "", is_first_turn: bool = False,
                      platform: str = "", **kwargs: Any) -> Optional[Dict[str, str]]:
         started = time.monotonic()
@@ -278,136 +264,7 @@ class RouterRuntime:
         else:
             state.restore_failures += 1
 
-    @staticmethod
-    def _bound_envelope(agent: Any, session_id: str) -> Any:
-        slot = admission.slot_of(agent) if agent is not None else None
-        if slot is None or slot.envelope.session_id != session_id:
-            return None
-        return slot.envelope
-
-    def _verdict(self, agent: Any, names: list, owners: Any) -> "admission.AdmitResult":
-        """The one admission answer every expansion path shares (route floor, request_toolset,
-        pruned-call and tool_request recovery, skill requirements)."""
-        slot = admission.slot_of(agent) if agent is not None else None
-        if slot is None:
-            return admission.AdmitResult((), tuple(names), admission.NO_AUTHORITY)
-        return admission.admit(slot.envelope, names, owners)
-
-    def _expand(self, state: SessionState, agent: Any, requested: list, via: str,
-                started: Optional[float] = None) -> Tuple[recovery.Resolution, Tuple[str, ...]]:
-        res = recovery.resolve(state, requested)
-        fence = self._fence(started if started is not None else time.monotonic(), state)
-        added: Tuple[str, ...] = ()
-        verdict = self._verdict(agent, list(res.names), state.capture.owners if state.capture else None)
-        res.verdict = verdict
-        if verdict.allowed:
-            toolsets = [t for t in res.toolsets if t not in verdict.denied_toolsets]
-            added = session.install(state, agent, list(verdict.allowed), toolsets, fence,
-                                    envelope=self._bound_envelope(agent, state.session_id))
-        if added:
-            with state.lock:
-                for ts in res.toolsets:
-                    state.recoveries.append((via, ",".join(added), ts))
-        return res, added
-
-    @_guarded("post_api_request")
-    def post_api_request(self, session_id: str = "", assistant_message: Any = None, **kwargs: Any) -> None:
-        state = self.states.get(session_id)
-        if state is None:
-            return None
-        with state.lock:
-            state.requests += 1
-            if state.phase == ROUTED:  # a restored (or full) session sends the full surface: saves nothing
-                state.tokens_saved_total += max(0, state.tokens_full - state.tokens_now)
-        if state.phase != ROUTED:
-            self._recover_without_authority(state, session_id, assistant_message)
-            return None
-        agent = state.agent
-        if agent is None or agent.session_id != session_id:
-            return None
-        owners = recovery.pruned_calls(state, agent, recovery.called_names(assistant_message))
-        if owners:
-            self._expand(state, agent, owners, via="pruned_call")
-        return None
-
-    def _recover_without_authority(self, state: SessionState, session_id: str, assistant_message: Any) -> None:
-        agent = state.agent
-        env = self._bound_envelope(agent, session_id)
-        if agent is None or env is None or env.authority != admission.NO_AUTHORITY_MODE:
-            return
-        missing = [n for n in recovery.called_names(assistant_message)
-                   if n not in agent.valid_tool_names and host.is_registered(n)]
-        owners = sorted({host.owner_of(n) for n in missing} - {None})
-        if owners:
-            self._append_without_authority(agent, env, owners, "")
-
-    @_guarded("tool_request")
-    def tool_request(self, tool_name: str = "", session_id: str = "", **kwargs: Any) -> None:
-        """For hosts that run ``tool_request`` before name validation (not 0.19.0)."""
-        state = self.states.get(session_id)
-        if state is None or state.phase != ROUTED or state.agent is None:
-            return None
-        owners = recovery.pruned_calls(state, state.agent, [tool_name])
-        if owners:
-            self._expand(state, state.agent, owners, via="tool_request")
-        return None
-
-    @_guarded("request_toolset")
-    def request_toolset(self, args: Dict[str, Any], **kwargs: Any) -> str:
-        session_id = kwargs.get("session_id") or ""
-        requested = args.get("toolsets") if isinstance(args, dict) else None
-        if isinstance(requested, str):
-            requested = [requested]
-        requested = [r for r in (requested or []) if isinstance(r, str)]
-        reason_text = str((args or {}).get("reason") or "")[:500]
-        state = self.states.get(session_id)
-        agent, _ = host.find_agent(session_id, known=state.agent if state is not None else None)
-        if state is None or state.phase != ROUTED or agent is None:
-            return recovery.to_json(self._full_surface_answer(agent, requested, reason_text, session_id))
-        res, added = self._expand(state, agent, requested, via="request_toolset")
-        out = recovery.outcome(state, res, added, reason_text)
-        return recovery.to_json(admission.annotate(out, res.verdict, added) if res.verdict else out)
-
-    def _full_surface_answer(self, agent: Any, requested: list, reason_text: str,
-                             session_id: str = "") -> Dict[str, Any]:
-        """No narrowing in force: every admitted toolset is already loaded, unless the host
-        gave no untouched provenance (append-only ordinary additions) or an invalid policy
-        (nothing at all, and no look-ups)."""
-        env = self._bound_envelope(agent, session_id)
-        if env is not None and env.authority == admission.INVALID_MODE:
-            return {"reason": recovery.NO_AUTHORITY_INVALID_POLICY, "added": [], "toolsets": [],
-                    "denied": list(requested), "request_reason": reason_text}
-        if env is not None and env.authority == admission.NO_AUTHORITY_MODE:
-            return self._append_without_authority(agent, env, requested, reason_text)
-        owners = set()
-        if agent is not None:
-            owners = {o for o in host.owners_for(host.capture(agent).names).values() if o}
-        loaded = [r for r in requested if r in owners]
-        missing = {r: (recovery.UNRESOLVED_TOOL if host.is_registered(r) else recovery.UNKNOWN_TOOLSET)
-                   for r in requested if r not in owners}
-        reason = recovery.ALREADY_LOADED if loaded or not requested else next(iter(missing.values()))
-        out: Dict[str, Any] = {"reason": reason, "added": [], "toolsets": loaded, "denied": [],
-                               "request_reason": reason_text}
-        if missing:
-            out["unresolved"] = missing
-        return out
-
-    def _append_without_authority(self, agent: Any, env: Any, requested: list, reason_text: str) -> Dict[str, Any]:
-        """NO_AUTHORITY: keep the current surface, deny protected additions, append ordinary
-        definitions; the first append records the immutable contamination marker *before*
-        anything is assigned, so the surface can never be captured as authority later."""
-        current = {t for t in agent.valid_tool_names}
-        defs = [d for d in host.ordinary_definitions(agent, requested) if tool_name(d) not in current]
-        verdict = admission.admit(env, [tool_name(d) for d in defs], host.owner_of)
-        allowed = [d for d in defs if tool_name(d) in set(verdict.allowed)]
-        added = session.append_without_authority(agent, env.session_id, allowed) if allowed else []
-        out = {"reason": recovery.NO_AUTHORITY, "added": added, "toolsets": sorted({host.owner_of(n) for n in added}),
-               "denied": list(verdict.denied), "request_reason": reason_text}
-        if verdict.denied_toolsets:
-            out["denied_toolsets"] = list(verdict.denied_toolsets)
-        return out
-
-    @_guarded("on_session_end")
+    @guarded("on_session_end")
     def on_session_end(self, session_id: str = "", platform: str = "", **kwargs: Any) -> None:
         """Fires after *every* turn in 0.19.0: bookkeeping only, never a restore."""
         state = self.states.get(session_id)
@@ -430,52 +287,16 @@ class RouterRuntime:
             self.ledger(cfg).append(record)
         return None
 
-    @_guarded("on_session_finalize")
+    @guarded("on_session_finalize")
     def on_session_finalize(self, session_id: str = "", **kwargs: Any) -> None:
         self._end_session(session_id, kwargs.get("reason") or "finalize")
         return None
 
-    @_guarded("on_session_reset")
+    @guarded("on_session_reset")
     def on_session_reset(self, session_id: str = "", old_session_id: str = "", **kwargs: Any) -> None:
         if old_session_id:
             self._end_session(old_session_id, "reset")
         return None
-
-    def _envelope(self, agent: Any, session_id: str, hook_kwargs: Dict[str, Any]) -> Tuple[Any, bool]:
-        """Bind one admission envelope per agent and session (held on the agent)."""
-        names = host.raw_names(agent)
-        touched = any(s.committed_tools is agent.tools and s.session_id != session_id
-                      for s in self.states.sessions())
-
-        def build() -> Any:
-            return admission.establish(
-                hook_kwargs, agent, names, host.owner_of, session_id=session_id,
-                task_env=os.environ.get("HERMES_KANBAN_TASK"), dispatcher_reports=host.dispatcher_worker,
-                direct=host.is_direct(agent), provenance=not touched, attachable=admission.can_attach(agent))
-        return admission.envelope_for(agent, session_id, build)
-
-    def _retry_quarantine(self, agent: Any, old_session_id: str) -> None:
-        old = self.states.get(old_session_id)
-        cap = old.capture.tools if old is not None and old.capture is not None else None
-        step = admission.quarantine_step(agent.tools, old.committed_tools if old else None, cap)
-        if step == admission.RESTORE:
-            self._end_session(old_session_id, "quarantine_retry")
-        elif step == admission.RELEASED:
-            admission.mark_restore(agent, old_session_id, True)
-            if old is not None:
-                self.states.pop(old_session_id, old)
-        elif self._warn_once.first(old_session_id):
-            log.warning("hermes-token-router: agent of session %s changed after a failed restore; left untouched",
-                        old_session_id)
-
-    @_guarded("pre_tool_call")
-    def pre_tool_call(self, tool_name: str = "", session_id: str = "", **kwargs: Any) -> Any:
-        """The protected-tool guard: block a protected tool the host did not admit, however
-        it was reached (e.g. ``tool_call`` through the tool_search bridge)."""
-        state = self.states.get(session_id)
-        agent, _ = host.find_agent(session_id, known=state.agent if state is not None else None)
-        slot = admission.slot_of(agent) if agent is not None else None
-        return guard.guard_decision(tool_name, slot.envelope if slot is not None else None, host.owner_of)
 
     def _end_session(self, session_id: str, reason: str) -> None:
         self._cancel_inflight(session_id)
@@ -502,7 +323,7 @@ class RouterRuntime:
                 log.warning("hermes-token-router: could not restore session %s at %s; will retry",
                             session_id, reason)
 
-    @_guarded("pre_gateway_dispatch")
+    @guarded("pre_gateway_dispatch")
     def pre_gateway_dispatch(self, event: Any = None, gateway: Any = None, **kwargs: Any) -> Any:
         if gateway is not None:
             self._gateway_ref = weakref.ref(gateway)

@@ -5,18 +5,24 @@ pruned tool. In 0.19.0 the only hook that sees a tool call *before* Hermes valid
 fuzzily "repairs") its name is ``post_api_request``; ``tool_request`` middleware runs after
 validation, so it is registered too but only helps hosts that call it earlier. Both doors
 resolve names against the session's capture (never the global registry: we only bring
-back what the host gave this agent) and call ``session.install``.
+back what the host gave this agent) and call ``session.install``. ``RecoveryHooks`` (mixed
+into the runtime) holds the hook and tool-handler side of it.
 """
 
 from __future__ import annotations
 
 import json
+import logging
+import time
 from dataclasses import dataclass, field
 from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple
 
-from . import host
-from .state import SessionState
-from .surface import ROUTER_TOOL
+from . import admission, host, session
+from .failopen import guarded
+from .state import ROUTED, SessionState
+from .surface import ROUTER_TOOL, tool_name
+
+log = logging.getLogger("hermes_token_router")
 
 READY = "READY"
 ALREADY_LOADED = "ALREADY_LOADED"
@@ -139,3 +145,139 @@ def called_names(assistant_message: Any) -> List[str]:
 
 def to_json(result: Dict[str, Any]) -> str:
     return json.dumps(result, ensure_ascii=False, sort_keys=False)
+
+
+class RecoveryHooks:
+    """The hook side of recovery, mixed into ``RouterRuntime``: ``post_api_request`` (the
+    only 0.19.0 hook before name validation), ``tool_request`` middleware, the
+    ``request_toolset`` tool handler, and the no-authority append. Every expansion path
+    asks the same admission verdict and writes through ``session``."""
+
+    @staticmethod
+    def _bound_envelope(agent: Any, session_id: str) -> Any:
+        slot = admission.slot_of(agent) if agent is not None else None
+        if slot is None or slot.envelope.session_id != session_id:
+            return None
+        return slot.envelope
+
+    def _verdict(self, agent: Any, names: list, owners: Any) -> "admission.AdmitResult":
+        """The one admission answer every expansion path shares (route floor, request_toolset,
+        pruned-call and tool_request recovery, skill requirements)."""
+        slot = admission.slot_of(agent) if agent is not None else None
+        if slot is None:
+            return admission.AdmitResult((), tuple(names), admission.NO_AUTHORITY)
+        return admission.admit(slot.envelope, names, owners)
+
+    def _expand(self, state: SessionState, agent: Any, requested: list, via: str,
+                started: Optional[float] = None) -> Tuple[Resolution, Tuple[str, ...]]:
+        res = resolve(state, requested)
+        fence = self._fence(started if started is not None else time.monotonic(), state)
+        added: Tuple[str, ...] = ()
+        verdict = self._verdict(agent, list(res.names), state.capture.owners if state.capture else None)
+        res.verdict = verdict
+        if verdict.allowed:
+            toolsets = [t for t in res.toolsets if t not in verdict.denied_toolsets]
+            added = session.install(state, agent, list(verdict.allowed), toolsets, fence,
+                                    envelope=self._bound_envelope(agent, state.session_id))
+        if added:
+            with state.lock:
+                for ts in res.toolsets:
+                    state.recoveries.append((via, ",".join(added), ts))
+        return res, added
+
+    @guarded("post_api_request")
+    def post_api_request(self, session_id: str = "", assistant_message: Any = None, **kwargs: Any) -> None:
+        state = self.states.get(session_id)
+        if state is None:
+            return None
+        with state.lock:
+            state.requests += 1
+            if state.phase == ROUTED:  # a restored (or full) session sends the full surface: saves nothing
+                state.tokens_saved_total += max(0, state.tokens_full - state.tokens_now)
+        if state.phase != ROUTED:
+            self._recover_without_authority(state, session_id, assistant_message)
+            return None
+        agent = state.agent
+        if agent is None or agent.session_id != session_id:
+            return None
+        owners = pruned_calls(state, agent, called_names(assistant_message))
+        if owners:
+            self._expand(state, agent, owners, via="pruned_call")
+        return None
+
+    def _recover_without_authority(self, state: SessionState, session_id: str, assistant_message: Any) -> None:
+        agent = state.agent
+        env = self._bound_envelope(agent, session_id)
+        if agent is None or env is None or env.authority != admission.NO_AUTHORITY_MODE:
+            return
+        missing = [n for n in called_names(assistant_message)
+                   if n not in agent.valid_tool_names and host.is_registered(n)]
+        owners = sorted({host.owner_of(n) for n in missing} - {None})
+        if owners:
+            self._append_without_authority(agent, env, owners, "")
+
+    @guarded("tool_request")
+    def tool_request(self, tool_name: str = "", session_id: str = "", **kwargs: Any) -> None:
+        """For hosts that run ``tool_request`` before name validation (not 0.19.0)."""
+        state = self.states.get(session_id)
+        if state is None or state.phase != ROUTED or state.agent is None:
+            return None
+        owners = pruned_calls(state, state.agent, [tool_name])
+        if owners:
+            self._expand(state, state.agent, owners, via="tool_request")
+        return None
+
+    @guarded("request_toolset")
+    def request_toolset(self, args: Dict[str, Any], **kwargs: Any) -> str:
+        session_id = kwargs.get("session_id") or ""
+        requested = args.get("toolsets") if isinstance(args, dict) else None
+        if isinstance(requested, str):
+            requested = [requested]
+        requested = [r for r in (requested or []) if isinstance(r, str)]
+        reason_text = str((args or {}).get("reason") or "")[:500]
+        state = self.states.get(session_id)
+        agent, _ = host.find_agent(session_id, known=state.agent if state is not None else None)
+        if state is None or state.phase != ROUTED or agent is None:
+            return to_json(self._full_surface_answer(agent, requested, reason_text, session_id))
+        res, added = self._expand(state, agent, requested, via="request_toolset")
+        out = outcome(state, res, added, reason_text)
+        return to_json(admission.annotate(out, res.verdict, added) if res.verdict else out)
+
+    def _full_surface_answer(self, agent: Any, requested: list, reason_text: str,
+                             session_id: str = "") -> Dict[str, Any]:
+        """No narrowing in force: every admitted toolset is already loaded, unless the host
+        gave no untouched provenance (append-only ordinary additions) or an invalid policy
+        (nothing at all, and no look-ups)."""
+        env = self._bound_envelope(agent, session_id)
+        if env is not None and env.authority == admission.INVALID_MODE:
+            return {"reason": NO_AUTHORITY_INVALID_POLICY, "added": [], "toolsets": [],
+                    "denied": list(requested), "request_reason": reason_text}
+        if env is not None and env.authority == admission.NO_AUTHORITY_MODE:
+            return self._append_without_authority(agent, env, requested, reason_text)
+        owners = set()
+        if agent is not None:
+            owners = {o for o in host.owners_for(host.capture(agent).names).values() if o}
+        loaded = [r for r in requested if r in owners]
+        missing = {r: (UNRESOLVED_TOOL if host.is_registered(r) else UNKNOWN_TOOLSET)
+                   for r in requested if r not in owners}
+        reason = ALREADY_LOADED if loaded or not requested else next(iter(missing.values()))
+        out: Dict[str, Any] = {"reason": reason, "added": [], "toolsets": loaded, "denied": [],
+                               "request_reason": reason_text}
+        if missing:
+            out["unresolved"] = missing
+        return out
+
+    def _append_without_authority(self, agent: Any, env: Any, requested: list, reason_text: str) -> Dict[str, Any]:
+        """NO_AUTHORITY: keep the current surface, deny protected additions, append ordinary
+        definitions; the first append records the immutable contamination marker *before*
+        anything is assigned, so the surface can never be captured as authority later."""
+        current = {t for t in agent.valid_tool_names}
+        defs = [d for d in host.ordinary_definitions(agent, requested) if tool_name(d) not in current]
+        verdict = admission.admit(env, [tool_name(d) for d in defs], host.owner_of)
+        allowed = [d for d in defs if tool_name(d) in set(verdict.allowed)]
+        added = session.append_without_authority(agent, env.session_id, allowed) if allowed else []
+        out = {"reason": NO_AUTHORITY, "added": added, "toolsets": sorted({host.owner_of(n) for n in added}),
+               "denied": list(verdict.denied), "request_reason": reason_text}
+        if verdict.denied_toolsets:
+            out["denied_toolsets"] = list(verdict.denied_toolsets)
+        return out
