@@ -37,21 +37,27 @@ def test_failing_classifier_keeps_full_surface_and_turn_completes(stub, router_c
     assert stub.chat_requests()[1].tool_names == full
 
 
+def write_skill(home, name: str, frontmatter: str, body: str) -> None:
+    skill_dir = home / "skills" / "ops" / name
+    skill_dir.mkdir(parents=True, exist_ok=True)
+    (skill_dir / "SKILL.md").write_text(f"---\nname: {name}\n{frontmatter}---\n{body}")
+
+
+def nickname_skills(router_config, phrase: str, name: str) -> None:
+    router_config(enabled=True, skills={"enabled": True, "nicknames": {phrase: name}, "backend": "none"})
+
+
 def test_skill_router_injects_disabled_skill_into_user_turn(stub, router_config, agent_factory, hermes_home):
     from hermes_cli.config import load_config, save_config
 
-    skill_dir = hermes_home / "skills" / "ops" / "game-server"
-    skill_dir.mkdir(parents=True, exist_ok=True)
-    (skill_dir / "SKILL.md").write_text(
-        "---\nname: game-server\ndescription: Restart and debug the Minecraft game server.\n---\n"
-        "# Game server runbook\nUNIQUE-MARKER-4242: check the server log first.\n")
+    write_skill(hermes_home, "game-server", "description: Restart and debug the Minecraft game server.\n",
+                "# Game server runbook\nUNIQUE-MARKER-4242: check the server log first.\n")
     cfg = load_config()
     before = json.dumps(cfg.get("skills", {}))
     cfg.setdefault("skills", {})["disabled"] = ["game-server"]
     save_config(cfg)
     try:
-        router_config(enabled=True, skills={"enabled": True, "nicknames": {"the game server": "game-server"},
-                                            "backend": "none"})
+        nickname_skills(router_config, "the game server", "game-server")
         agent = agent_factory()
         agent.run_conversation("the game server keeps crashing, what now?")
         user = stub.chat_requests()[0].body["messages"][-1]
@@ -66,13 +72,10 @@ def test_skill_router_injects_disabled_skill_into_user_turn(stub, router_config,
 
 
 def test_injected_skill_pulls_its_required_toolsets_into_the_surface(stub, router_config, agent_factory, hermes_home):
-    skill_dir = hermes_home / "skills" / "ops" / "deploy-runbook"
-    skill_dir.mkdir(parents=True, exist_ok=True)
-    (skill_dir / "SKILL.md").write_text(
-        "---\nname: deploy-runbook\ndescription: Deploy the service.\n"
-        "metadata:\n  hermes:\n    requires_toolsets: [terminal]\n---\n# Deploy\nRun make deploy.\n")
-    router_config(enabled=True, skills={"enabled": True, "nicknames": {"the deploy runbook": "deploy-runbook"},
-                                        "backend": "none"})
+    write_skill(hermes_home, "deploy-runbook",
+                "description: Deploy the service.\nmetadata:\n  hermes:\n    requires_toolsets: [terminal]\n",
+                "# Deploy\nRun make deploy.\n")
+    nickname_skills(router_config, "the deploy runbook", "deploy-runbook")
     agent_factory().run_conversation("read ./notes.md and summarise it, then follow the deploy runbook")
     names = set(stub.chat_requests()[0].tool_names)
     assert {"read_file", "terminal", "request_toolset"} <= names  # terminal came from the skill
