@@ -33,6 +33,7 @@ from .state import FULL, ROUTED, SessionState, StateRegistry
 log = logging.getLogger("hermes_token_router")
 
 SKIP_PLATFORMS = frozenset({"subagent", "curator"})
+_UNSET = object()
 
 
 class _Ticket:
@@ -117,14 +118,21 @@ class RouterRuntime(RecoveryHooks, AdmissionHooks):
         return self._hook_budget_s
 
     def _fence(self, started: float, state: Optional[SessionState] = None, session_id: str = "",
-               ticket: Optional["_Ticket"] = None):
+               ticket: Optional["_Ticket"] = None, envelope: Any = _UNSET):
         within = session.elapsed_ok(started, self.hook_budget_s())
         if state is None:
             return within
+        agent = state.agent
+        bound = envelope if envelope is not _UNSET else (
+            self._bound_envelope(agent, state.session_id) if agent is not None else None)
 
         def valid() -> bool:
+            """Still within the hook's budget, the session still ours and still running,
+            and the admission bound to the agent unchanged since the hook started."""
+            current = state.agent
             return within() and self.states.get(session_id or state.session_id) is state \
-                and not (ticket is not None and ticket.ended)
+                and not (ticket is not None and ticket.ended) \
+                and (current is None or self._bound_envelope(current, state.session_id) is bound)
         return valid
 
     def _begin(self, session_id: str) -> "_Ticket":
@@ -196,7 +204,8 @@ class RouterRuntime(RecoveryHooks, AdmissionHooks):
         elif state.phase == ROUTED:
             if state.agent is not agent:
                 self.states.rebind(state, agent)
-            how_sticky = session.reapply(state, agent, cfg, self.blurbs, self._fence(started, state),
+            how_sticky = session.reapply(state, agent, cfg, self.blurbs,
+                                         self._fence(started, state, envelope=envelope),
                                          envelope=self._bound_envelope(agent, session_id))
             self.debug.note("sticky", session=session_id, result=how_sticky)
             if extra:
@@ -248,7 +257,8 @@ class RouterRuntime(RecoveryHooks, AdmissionHooks):
                 state.tokens_full = state.tokens_now = p.tokens_full
             return
         try:
-            session.commit_route(state, agent, p, self._fence(started, state, ticket=ticket), envelope=envelope)
+            session.commit_route(state, agent, p, self._fence(started, state, ticket=ticket, envelope=envelope),
+                                 envelope=envelope)
         except session.Fenced as exc:
             self.debug.note("fenced", session=session_id, reason=str(exc))
 

@@ -98,3 +98,30 @@ def test_failed_surface_write_rolls_back_every_field(stub, router_config, agent_
     after = (agent.tools, agent.valid_tool_names, state.keep, state.revision, state.loaded_toolsets)
     assert all(a is b for a, b in zip(before, after))
     assert "terminal" not in agent.valid_tool_names
+
+
+def test_route_is_discarded_when_the_bound_admission_changes_mid_classification(stub, decide_file, agent_factory,
+                                                                                plugin_module, runtime):
+    """Issue 9's fence includes the admission: if the envelope bound to the agent is replaced
+    while the (slow, unlocked) classification runs, the route commits nothing."""
+    import dataclasses
+
+    admission = plugin_module("admission")
+    hooks = plugin_module("hooks")
+    decide_file(enabled=True)
+    agent = agent_factory()
+    routed_decide = hooks.decide
+
+    def decide_while_the_host_rebinds(text, cfg, available=(), **kw):
+        slot = admission.slot_of(agent)
+        slot.envelope = dataclasses.replace(slot.envelope)  # same content, a different binding
+        return routed_decide(text, cfg, available, **kw)
+
+    hooks.decide = decide_while_the_host_rebinds
+    try:
+        full = [t["function"]["name"] for t in agent.tools]
+        agent.run_conversation("read ./notes.md and summarise it")
+    finally:
+        hooks.decide = routed_decide
+    assert stub.chat_requests()[0].tool_names == full
+    assert runtime.states.get(agent.session_id).phase != "routed"
