@@ -125,3 +125,17 @@ def test_route_is_discarded_when_the_bound_admission_changes_mid_classification(
         hooks.decide = routed_decide
     assert stub.chat_requests()[0].tool_names == full
     assert runtime.states.get(agent.session_id).phase != "routed"
+
+
+def test_empty_first_message_binds_admission_and_does_nothing_else(stub, router_config, agent_factory, runtime,
+                                                                  plugin_module):
+    router_config(enabled=True, deterministic_rules_enabled=False,
+                  classifier={"enabled": True, "provider": "custom", "base_url": stub.base_url,
+                              "model": "tiny-router", "api_key_env": None})
+    agent = agent_factory()
+    full = [t["function"]["name"] for t in agent.tools]
+    agent.run_conversation("   ")
+    assert [r.body.get("model") for r in stub.chat_requests()] == ["stub-model"]  # no classifier call
+    assert stub.chat_requests()[0].tool_names == full
+    assert runtime.states.get(agent.session_id) is None  # no capture, no state
+    assert plugin_module("admission").slot_of(agent).envelope.session_id == agent.session_id  # bound
