@@ -105,3 +105,15 @@ def test_profile_follows_hermes_context_override(monkeypatch, tmp_path):
     finally:
         hermes_constants.reset_hermes_home_override(token)
     assert resolve_profile_name(None) == "default"
+
+
+def test_profile_settings_are_cached_until_the_file_changes(tmp_path):
+    path = tmp_path / "config.yaml"
+    path.write_text("global: {enabled: true}\nprofiles: {work: {floor_toolsets: [todo]}}\n")
+    store = ConfigStore(lambda: path)
+    first, _ = store.for_profile("work")
+    again, _ = store.for_profile("work")
+    assert first is again and first.floor_toolsets == ["todo"]
+    path.write_text("global: {enabled: true}\nprofiles: {work: {floor_toolsets: [file, todo]}}\n")
+    changed, _ = store.for_profile("work")
+    assert changed is not first and changed.floor_toolsets == ["file", "todo"]
