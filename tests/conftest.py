@@ -153,6 +153,29 @@ def decide_file(monkeypatch, plugin_module, router_config):
 
 
 @pytest.fixture
+def classifier_offline(monkeypatch):
+    """Classifier unit tests: proxies on a dead port, provider key variables unset, and an
+    empty client cache (clients capture proxy settings when built)."""
+    from hermes_token_router.classifier_endpoint import clear_clients
+
+    for key, value in harness.offline_env({}).items():
+        monkeypatch.setenv(key, value)
+    for key in ("DEEPSEEK_API_KEY", "OPENROUTER_API_KEY", "OPENAI_API_KEY", "OPENAI_ORG_ID", "OPENAI_PROJECT_ID",
+                "OPENAI_BASE_URL", "MY_ROUTER_KEY"):
+        monkeypatch.delenv(key, raising=False)
+    clear_clients()
+    yield
+    clear_clients()
+
+
+@pytest.fixture
+def private_stub():
+    """A stub model of the test's own (for replies that stall or hang the server)."""
+    with StubLLM() as server:
+        yield server
+
+
+@pytest.fixture
 def router_logs(caplog):
     caplog.set_level(logging.INFO, logger="hermes_token_router")
     return caplog

@@ -12,8 +12,7 @@ import pytest
 from hermes_token_router import classifier as clf
 from hermes_token_router.classifier import classify
 from hermes_token_router.classifier_config import ClassifierConfig
-from hermes_token_router.classifier_endpoint import clear_clients
-from hermes_token_router.devtools.harness import dead_port, offline_env
+from hermes_token_router.devtools.harness import dead_port
 from hermes_token_router.devtools.stub_llm import Reply, StubLLM
 
 TOOLSETS = [("file", "Read, write and search files"), ("web", "Search the web and fetch pages"),
@@ -26,21 +25,13 @@ def answer(toolsets=("web",), intent="look something up", confidence=0.95, **ext
 
 
 @pytest.fixture(autouse=True)
-def offline(monkeypatch):
-    for key, value in offline_env({}).items():
-        monkeypatch.setenv(key, value)
-    for key in ("DEEPSEEK_API_KEY", "OPENROUTER_API_KEY", "OPENAI_API_KEY", "OPENAI_ORG_ID", "OPENAI_PROJECT_ID",
-                "OPENAI_BASE_URL"):
-        monkeypatch.delenv(key, raising=False)
-    clear_clients()  # clients capture proxy settings when built
+def offline(classifier_offline):
     yield
-    clear_clients()
 
 
 @pytest.fixture
-def stub():
-    with StubLLM() as server:
-        yield server
+def stub(private_stub):
+    return private_stub
 
 
 def local_cfg(stub: StubLLM, **over) -> ClassifierConfig:

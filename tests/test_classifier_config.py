@@ -19,10 +19,10 @@ import pytest
 
 from hermes_token_router.classifier import classify, describe_endpoint
 from hermes_token_router.classifier_config import ClassifierConfig
-from hermes_token_router.classifier_endpoint import attempt_budget_s, clear_clients, resolve
+from hermes_token_router.classifier_endpoint import attempt_budget_s, resolve
 from hermes_token_router.config import ConfigError, parse_config
-from hermes_token_router.devtools.harness import dead_port, offline_env
-from hermes_token_router.devtools.stub_llm import Reply, StubLLM
+from hermes_token_router.devtools.harness import dead_port
+from hermes_token_router.devtools.stub_llm import Reply
 
 TOOLSETS = [("file", "Files"), ("web", "Web search")]
 GOOD = json.dumps({"toolsets": ["web"], "intent": "search", "confidence": 0.99})
@@ -30,21 +30,13 @@ SECRET = "sk-THIS-IS-A-SECRET-0123456789"
 
 
 @pytest.fixture(autouse=True)
-def offline(monkeypatch):
-    for key, value in offline_env({}).items():
-        monkeypatch.setenv(key, value)
-    for key in ("DEEPSEEK_API_KEY", "OPENROUTER_API_KEY", "OPENAI_API_KEY", "OPENAI_ORG_ID", "OPENAI_PROJECT_ID",
-                "OPENAI_BASE_URL", "MY_ROUTER_KEY"):
-        monkeypatch.delenv(key, raising=False)
-    clear_clients()
+def offline(classifier_offline):
     yield
-    clear_clients()
 
 
 @pytest.fixture
-def stub():
-    with StubLLM() as server:
-        yield server
+def stub(private_stub):
+    return private_stub
 
 
 def go(cfg, hard_timeout_ms=2000):
