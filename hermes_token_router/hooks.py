@@ -205,8 +205,7 @@ class RouterRuntime(RecoveryHooks, AdmissionHooks):
             if state.agent is not agent:
                 self.states.rebind(state, agent)
             how_sticky = session.reapply(state, agent, cfg, self.blurbs,
-                                         self._fence(started, state, envelope=envelope),
-                                         envelope=self._bound_envelope(agent, session_id))
+                                         self._fence(started, state, envelope=envelope), envelope=envelope)
             self.debug.note("sticky", session=session_id, result=how_sticky)
             if extra:
                 self._expand(state, agent, list(extra), via="skill", started=started)

@@ -81,15 +81,16 @@ def _valid_names(tools: Sequence[dict]) -> set:
 
 
 def _publish(agent: Any, state: SessionState, tools: list, valid: set, fields: dict, *,
-             envelope: Any = None, previous: Optional[Sequence[str]] = None) -> None:
+             captured: Sequence[str] = (), envelope: Any = None, previous: Optional[Sequence[str]] = None) -> None:
     """The one write path to an agent's surface: validated against the host's admission
+    (when the envelope was bound against the ``captured`` surface the candidate comes from)
     before any setter runs, then all fields or none (an exception mid-way puts every
     touched attribute back to the exact previous object)."""
     setters = [(agent, "tools", tools), (agent, "valid_tool_names", valid)]
     setters += [(state, key, value) for key, value in fields.items()]
     names = [tool_name(t) for t in tools]
     validate = None
-    if envelope is not None and state.capture is not None and tuple(envelope.names) == tuple(state.capture.names):
+    if envelope is not None and tuple(envelope.names) == tuple(captured):
         def validate() -> Optional[str]:
             return admission.check_candidate(envelope, names, previous=previous, extra={ROUTER_TOOL})
     try:
@@ -108,17 +109,11 @@ def commit_route(state: SessionState, agent: Any, p: Plan, still_valid: Callable
             raise Fenced("agent changed between capture and commit")
         tools = list(p.tools)
         valid = _valid_names(tools)
-        if envelope is not None and tuple(envelope.names) == p.capture.names:
-            problem = admission.check_candidate(envelope, [tool_name(t) for t in tools], extra={ROUTER_TOOL})
-            if problem:
-                log.warning("hermes-token-router: route for session %s rejected (%s); full surface kept",
-                            state.session_id, problem)
-                raise Fenced(f"admission: {problem}")
         _publish(agent, state, tools, valid, {
             "phase": ROUTED, "capture": p.capture, "keep": p.keep, "loaded_toolsets": p.toolsets,
             "router_definition": p.router_definition, "catalog_text": p.catalog_text,
             "committed_tools": tools, "committed_valid": valid, "tokens_full": p.tokens_full,
-            "tokens_now": p.tokens_now, "revision": state.revision + 1})
+            "tokens_now": p.tokens_now, "revision": state.revision + 1}, captured=p.capture.names, envelope=envelope)
     log.info("surface committed session=%s profile=%s predicted=%s tools=%d toolsets=%s",
              state.session_id, state.profile, state.decision.intent, len(tools), ",".join(p.toolsets) or "-")
     return True
@@ -137,7 +132,8 @@ def reapply(state: SessionState, agent: Any, cfg: RouterConfig, blurbs: dict,
         with state.lock:
             if not still_valid() or agent.tools is not state.capture.tools:
                 raise Fenced("surface changed during reapply")
-            _publish(agent, state, state.committed_tools, state.committed_valid, {}, envelope=envelope)
+            _publish(agent, state, state.committed_tools, state.committed_valid, {},
+                     captured=state.capture.names, envelope=envelope)
         return "reinstalled"
     fresh = host.capture(agent)
     text = build_catalog(fresh, blurbs)
@@ -158,7 +154,8 @@ def reapply(state: SessionState, agent: Any, cfg: RouterConfig, blurbs: dict,
         _publish(agent, state, tools, valid, {
             "capture": fresh, "keep": keep, "router_definition": p.router_definition,
             "catalog_text": p.catalog_text, "committed_tools": tools, "committed_valid": valid,
-            "tokens_full": p.tokens_full, "tokens_now": host.estimate_tokens(tools), "revision": state.revision + 1})
+            "tokens_full": p.tokens_full, "tokens_now": host.estimate_tokens(tools), "revision": state.revision + 1},
+                 captured=fresh.names, envelope=envelope)
     log.info("surface committed session=%s profile=%s predicted=%s tools=%d toolsets=%s (host rebuilt the surface)",
              state.session_id, state.profile, state.decision.intent, len(tools), ",".join(state.loaded_toolsets) or "-")
     return "renarrowed"
@@ -187,7 +184,7 @@ def install(state: SessionState, agent: Any, names: Iterable[str], toolsets: Seq
         valid = _valid_names(tools)
         _publish(agent, state, tools, valid, {
             "keep": keep, "loaded_toolsets": new_toolsets, "committed_tools": tools, "committed_valid": valid,
-            "revision": state.revision + 1}, envelope=envelope,
+            "revision": state.revision + 1}, captured=state.capture.names, envelope=envelope,
             previous=[tool_name(t) for t in state.committed_tools or []])
     state.tokens_now = host.estimate_tokens(tools)
     log.info("surface committed session=%s profile=%s predicted=%s tools=%d toolsets=%s (expanded: %s)",
