@@ -8,7 +8,6 @@ fix, and ``diagnostics.py`` checks each of these touch points on the installed H
 
 from __future__ import annotations
 
-import os
 import sys
 import threading
 from contextlib import contextmanager
@@ -234,10 +233,6 @@ def ordinary_definitions(agent: Any, toolsets: Iterable[str]) -> List[dict]:
     return [d for d in defs if owner_of(tool_name(d)) in wanted]
 
 
-def kanban_worker() -> bool:
-    return bool(os.environ.get("HERMES_KANBAN_TASK", "").strip())
-
-
 def dispatcher_worker() -> Optional[bool]:
     """Hermes's own answer to "is this a dispatcher-owned kanban worker?": lifecycle mode
     on and orchestrator mode off (``tools/kanban_tools.py``)."""
@@ -270,7 +265,7 @@ def capture(agent: Any) -> Capture:
 
 
 @contextmanager
-def _surface_lock() -> Iterator[None]:
+def surface_lock() -> Iterator[None]:
     """Publish under the lock Hermes's own MCP refresh uses, so readers never see a half-swap."""
     mod = sys.modules.get("tools.mcp_tool")
     lock = getattr(mod, "_agent_tools_lock", None) if mod is not None else None
@@ -279,11 +274,6 @@ def _surface_lock() -> Iterator[None]:
         return
     with lock:
         yield
-
-
-def surface_lock() -> Any:
-    """The lock Hermes's MCP refresh publishes under (a context manager; a no-op if absent)."""
-    return _surface_lock()
 
 
 

@@ -256,7 +256,7 @@ class RecoveryHooks:
             return self._append_without_authority(agent, env, requested, reason_text)
         owners = set()
         if agent is not None:
-            owners = {o for o in host.owners_for(host.capture(agent).names).values() if o}
+            owners = {o for o in host.capture(agent).owners.values() if o}
         loaded = [r for r in requested if r in owners]
         missing = {r: (UNRESOLVED_TOOL if host.is_registered(r) else UNKNOWN_TOOLSET)
                    for r in requested if r not in owners}

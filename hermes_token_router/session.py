@@ -42,11 +42,11 @@ class Plan:
 
 
 def never_prune(capture: Capture, cfg: RouterConfig) -> FrozenSet[str]:
+    """Kanban workers' lifecycle tools are not listed here: the host admission pins them
+    (only for a dispatcher-owned worker, as Hermes itself reports it)."""
     names = list(ALWAYS_KEEP)
     if cfg.keep_background_review:
         names.extend(BACKGROUND_REVIEW_TOOLS)
-    if host.kanban_worker():  # a dispatcher-owned worker must keep its lifecycle tools
-        names.extend(capture.tools_of("kanban"))
     return unprunable(capture, names)
 
 
