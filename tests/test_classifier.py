@@ -24,13 +24,11 @@ def answer(toolsets=("web",), intent="look something up", confidence=0.95, **ext
     return json.dumps({"toolsets": list(toolsets), "intent": intent, "confidence": confidence, **extra})
 
 
-@pytest.fixture(autouse=True)
-def offline(classifier_offline):
-    yield
+pytestmark = pytest.mark.usefixtures("classifier_offline")
 
 
 @pytest.fixture
-def stub(private_stub):
+def stub(private_stub):  # a server of each test's own: some replies stall it on purpose
     return private_stub
 
 

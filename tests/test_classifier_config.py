@@ -29,13 +29,11 @@ GOOD = json.dumps({"toolsets": ["web"], "intent": "search", "confidence": 0.99})
 SECRET = "sk-THIS-IS-A-SECRET-0123456789"
 
 
-@pytest.fixture(autouse=True)
-def offline(classifier_offline):
-    yield
+pytestmark = pytest.mark.usefixtures("classifier_offline")
 
 
 @pytest.fixture
-def stub(private_stub):
+def stub(private_stub):  # a server of each test's own: some replies stall it on purpose
     return private_stub
 
 
