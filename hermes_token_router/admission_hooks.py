@@ -16,12 +16,14 @@ log = logging.getLogger("hermes_token_router")
 
 class AdmissionHooks:
     def _envelope(self, agent: Any, session_id: str, hook_kwargs: Dict[str, Any]) -> Tuple[Any, bool]:
-        """Bind one admission envelope per agent and session (held on the agent)."""
-        names = host.raw_names(agent)
-        touched = any(s.committed_tools is agent.tools and s.session_id != session_id
-                      for s in self.states.sessions())
+        """Bind one admission envelope per agent and session (held on the agent). The surface
+        is read, and the other sessions scanned for provenance, only when binding: a bound
+        session reuses its envelope every turn at no cost."""
 
         def build() -> Any:
+            names = host.raw_names(agent)
+            touched = any(s.committed_tools is agent.tools and s.session_id != session_id
+                          for s in self.states.sessions())
             return admission.establish(
                 hook_kwargs, agent, names, host.owner_of, session_id=session_id,
                 task_env=os.environ.get("HERMES_KANBAN_TASK"), dispatcher_reports=host.dispatcher_worker,
