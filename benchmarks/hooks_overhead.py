@@ -19,7 +19,6 @@ locks); the ``_cpu`` rows are the calling thread's own CPU time for the same tur
 from __future__ import annotations
 
 import argparse
-import copy
 import json
 import os
 import statistics
@@ -69,15 +68,6 @@ def setup():
     return stub, runtime, base
 
 
-def make_sessions(base, n, prefix):
-    out = []
-    for i in range(n):
-        agent = copy.copy(base)
-        agent.session_id = f"{prefix}-{i}"
-        out.append(agent)
-    return out
-
-
 def first_turn(runtime, agent):
     started = time.perf_counter()
     runtime.pre_llm_call(session_id=agent.session_id, user_message="read notes.md", platform="telegram")
@@ -107,14 +97,14 @@ def summary(samples):
 def run(turns: int, sessions: int) -> dict:
     stub, runtime, base = setup()
     try:
-        one = make_sessions(base, 1, "bench-one")
+        one = harness.clone_agents(base, "bench-one", 1)
         routed = [first_turn(runtime, a) for a in one]
         for _ in range(50):  # warm-up
             steady_turn(runtime, one[0])
         single_cpu = []
         single = [steady_turn(runtime, one[0], single_cpu) for _ in range(turns)]
 
-        many = make_sessions(base, sessions, "bench-many")
+        many = harness.clone_agents(base, "bench-many", sessions)
         routed += [first_turn(runtime, a) for a in many]
         per_thread = max(1, turns // sessions) * 2
         gate = threading.Barrier(sessions)

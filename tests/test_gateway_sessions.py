@@ -16,7 +16,6 @@ Hermes's memoised ``get_tool_definitions`` share schema dicts.
 from __future__ import annotations
 
 import asyncio
-import copy
 import gc
 import logging
 import tracemalloc
@@ -25,6 +24,8 @@ from types import SimpleNamespace
 
 import pytest
 
+from hermes_token_router.devtools import harness
+
 SESSIONS = 1000
 FILE_TOOLS = {"read_file", "write_file", "patch", "search_files"}
 
@@ -32,15 +33,6 @@ FILE_TOOLS = {"read_file", "write_file", "patch", "search_files"}
 @pytest.fixture
 def narrowing(decide_file):
     return decide_file
-
-
-def clones(base, prefix, n):
-    out = []
-    for i in range(n):
-        agent = copy.copy(base)
-        agent.session_id = f"{prefix}-{i:04d}"
-        out.append(agent)
-    return out
 
 
 NO_CALLS = SimpleNamespace(tool_calls=[])
@@ -66,7 +58,7 @@ def test_thousand_gateway_sessions_memory_per_session_and_state_empties(narrowin
     request.addfinalizer(lambda level=router_log.level: router_log.setLevel(level))
     router_log.setLevel(logging.WARNING)
     base = agent_factory()
-    agents = clones(base, "gw-mem", SESSIONS)
+    agents = harness.clone_agents(base, "gw-mem", SESSIONS)
     pool = ThreadPoolExecutor(8, thread_name_prefix="hermes-gateway")
     list(pool.map(lambda a: gateway_turn(runtime, a), agents[:8]))  # warm caches (catalog, registry)
     for a in agents[:8]:
@@ -115,7 +107,7 @@ def test_sessions_whose_agents_are_collected_are_evicted_without_an_end(narrowin
     base = agent_factory()
 
     def serve():  # agents exist only inside this frame and the pool's finished frames
-        agents = clones(base, "gw-gc", 200)
+        agents = harness.clone_agents(base, "gw-gc", 200)
         with ThreadPoolExecutor(8) as pool:
             list(pool.map(lambda a: gateway_turn(runtime, a), agents))
         assert len(ours(runtime, "gw-gc")) == 200

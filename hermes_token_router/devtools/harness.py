@@ -10,6 +10,7 @@ so every one of them exercises the same install path. Nothing here patches Herme
 
 from __future__ import annotations
 
+import copy
 import os
 import shutil
 import socket
@@ -114,6 +115,17 @@ def build_agent(base_url: str, *, session_id: Optional[str] = None, enabled_tool
         skip_context_files=True, skip_memory=kwargs.pop("skip_memory", True), max_iterations=kwargs.pop("max_iterations", 8),
         **kwargs,
     )
+
+
+def clone_agents(base: Any, prefix: str, n: int) -> list:
+    """``n`` shallow copies of a real agent, each serving its own session (a gateway's
+    many chats without paying an agent build each): for load tests and benchmarks."""
+    out = []
+    for i in range(n):
+        agent = copy.copy(base)
+        agent.session_id = f"{prefix}-{i:04d}"
+        out.append(agent)
+    return out
 
 
 def finalize_session(agent: Any, reason: str = "session_boundary") -> None:
