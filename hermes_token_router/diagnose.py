@@ -403,24 +403,11 @@ def check_loaded(report: Report) -> None:
                    f"{max(len(runtimes), len(ours))} router instances are live; remove the extra copy from plugins/")
 
 
-def _router_config_path(plugin_dir: Optional[Path], home: Path) -> Path:
-    override = os.environ.get("HERMES_TOKEN_ROUTER_CONFIG")
-    if override:
-        return Path(override).expanduser()
-    if plugin_dir is not None:
-        return plugin_dir / "config.yaml"
-    user = home / "token-router" / "config.yaml"
-    if user.is_file():
-        return user
-    from .paths import shipped
-
-    return shipped("config.yaml")
-
-
 def check_router_config(report: Report, plugin_dir: Optional[Path], home: Path) -> None:
     from .config import ConfigError, env_enabled, parse_config, resolve_profile_name
+    from .paths import config_path
 
-    path = _router_config_path(plugin_dir, home)
+    path = config_path(plugin_dir, home)
     try:
         text = path.read_text(encoding="utf-8") if path.is_file() else ""
         parsed = parse_config(text, path)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import Optional
 
 PACKAGE_DIR = Path(__file__).resolve().parent
 PLUGIN_NAME = "hermes-token-router"
@@ -46,12 +47,19 @@ def shipped(name: str) -> Path:
     return PACKAGE_DIR.parent / name
 
 
-def config_path() -> Path:
+_RUNNING = object()
+
+
+def config_path(plugin_dir: object = _RUNNING, home: Optional[Path] = None) -> Path:
+    """The router config in force: ``HERMES_TOKEN_ROUTER_CONFIG``, else the directory
+    install's ``config.yaml``, else ``<home>/token-router/config.yaml``, else the shipped
+    default. With no arguments it answers for the running copy; ``diagnostics.py`` passes
+    the install it found in the HERMES_HOME it inspects (``None``: no directory install)."""
     override = os.environ.get("HERMES_TOKEN_ROUTER_CONFIG")
     if override:
         return Path(override).expanduser()
-    root = directory_install_root()
+    root = directory_install_root() if plugin_dir is _RUNNING else plugin_dir
     if root is not None:
-        return root / "config.yaml"
-    user = state_dir() / "config.yaml"
+        return Path(root) / "config.yaml"
+    user = (home if home is not None else hermes_home()) / "token-router" / "config.yaml"
     return user if user.is_file() else shipped("config.yaml")
