@@ -25,8 +25,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from hermes_token_router.classifier import classify, request_body, warm_up  # noqa: E402
-from hermes_token_router.classifier_config import ClassifierConfig  # noqa: E402
+from hermes_token_router.classifier.call import classify, request_body, warm_up  # noqa: E402
+from hermes_token_router.classifier.config import ClassifierConfig  # noqa: E402
 from hermes_token_router.devtools.harness import offline_env  # noqa: E402
 from hermes_token_router.devtools.stub_llm import Reply, StubLLM  # noqa: E402
 

@@ -4,7 +4,7 @@
 Runs every corpus record through the rule classifier, then reports per language and
 overall: required-toolset recall, critical-class recall, exact route accuracy, abstention,
 first-turn tool-schema tokens saved against the live Hermes 0.19.0 registry (two
-baselines, via ``hermes_token_router.offline_surface``) and classification latency.
+baselines, via ``benchmarks/offline_surface.py``) and classification latency.
 Exits 1 when a release gate fails. Definitions: docs/rules.md#benchmark.
 
     python benchmarks/run.py [--corpus corpus/] [--json OUT] [--chart PNG]
@@ -177,7 +177,10 @@ def time_classify(decide: Callable[[str], Decision], text: str, repeats: int) ->
 def attach_savings(rows: List[Row], notes: List[str]) -> Tuple[str, ...]:
     """Fill ``row.saved`` from the live registry; the planner is the core's, not ours."""
     try:
-        from hermes_token_router.offline_surface import Baselines
+        here = str(Path(__file__).resolve().parent)
+        if here not in sys.path:
+            sys.path.insert(0, here)
+        from offline_surface import Baselines  # benchmarks/offline_surface.py
     except ImportError as exc:  # pragma: no cover - only before the core lands it
         notes.append(f"token savings not measured: offline_surface unavailable ({exc})")
         return ()

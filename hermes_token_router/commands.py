@@ -17,7 +17,7 @@ from typing import Any, List, Optional
 from . import host
 from .config import ENV_ENABLED, env_enabled, resolve_profile_name
 from .paths import config_path
-from .state import RESTORED, ROUTED, SessionState
+from .session_state import RESTORED, ROUTED, SessionState
 
 USAGE = "usage: /router on | off | reset | status"
 

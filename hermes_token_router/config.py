@@ -18,7 +18,7 @@ from typing import Any, Dict, List, Optional, Tuple
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from .classifier_config import ClassifierConfig
+from .classifier.config import ClassifierConfig
 from .paths import config_path
 from .skill_router.config import SkillRouterConfig
 

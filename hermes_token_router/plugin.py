@@ -22,13 +22,15 @@ from typing import Any
 
 from .catalog import base_schema
 from .commands import RouterCommand
-from .hooks import RouterRuntime
+from .runtime import RouterRuntime
 
 HOOKS = ("pre_llm_call", "post_api_request", "on_session_end", "on_session_finalize", "on_session_reset",
          "pre_gateway_dispatch")
 
 
-def router_tool_is_session_local() -> bool:
+def never_in_host_surface() -> bool:
+    """``request_toolset``'s availability check: always False, so Hermes never builds it into
+    a surface; only a narrowed session carries it (its own copy, with the catalog)."""
     return False
 
 
@@ -41,7 +43,7 @@ def register(ctx: Any) -> RouterRuntime:
         ctx.register_hook("pre_tool_call", guard)
     ctx.register_middleware("tool_request", runtime.tool_request)
     ctx.register_tool(name="request_toolset", toolset="router", schema=base_schema(),
-                      handler=runtime.request_toolset, check_fn=router_tool_is_session_local,
+                      handler=runtime.request_toolset, check_fn=never_in_host_surface,
                       description="Load more toolsets into this session", emoji="🧭")
     ctx.register_command("router", RouterCommand(runtime), description="Tool router: on | off | reset | status",
                          args_hint="on|off|reset|status")

@@ -5,7 +5,7 @@ pruned tool. In 0.19.0 the only hook that sees a tool call *before* Hermes valid
 fuzzily "repairs") its name is ``post_api_request``; ``tool_request`` middleware runs after
 validation, so it is registered too but only helps hosts that call it earlier. Both doors
 resolve names against the session's capture (never the global registry: we only bring
-back what the host gave this agent) and call ``session.install``. ``RecoveryHooks`` (mixed
+back what the host gave this agent) and call ``surface_mutation.install``. ``RecoveryHooks`` (mixed
 into the runtime) holds the hook and tool-handler side of it.
 """
 
@@ -17,9 +17,9 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple
 
-from . import admission, host, session
+from . import admission, host, surface_mutation
 from .failopen import guarded
-from .state import ROUTED, SessionState
+from .session_state import ROUTED, SessionState
 from .surface import ROUTER_TOOL, tool_name
 
 log = logging.getLogger("hermes_token_router")
@@ -177,7 +177,7 @@ class RecoveryHooks:
         res.verdict = verdict
         if verdict.allowed:
             toolsets = [t for t in res.toolsets if t not in verdict.denied_toolsets]
-            added = session.install(state, agent, list(verdict.allowed), toolsets, fence,
+            added = surface_mutation.install(state, agent, list(verdict.allowed), toolsets, fence,
                                     envelope=self._bound_envelope(agent, state.session_id))
         if added:
             with state.lock:
@@ -275,7 +275,7 @@ class RecoveryHooks:
         defs = [d for d in host.ordinary_definitions(agent, requested) if tool_name(d) not in current]
         verdict = admission.admit(env, [tool_name(d) for d in defs], host.owner_of)
         allowed = [d for d in defs if tool_name(d) in set(verdict.allowed)]
-        added = session.append_without_authority(agent, env.session_id, allowed) if allowed else []
+        added = surface_mutation.append_without_authority(agent, env.session_id, allowed) if allowed else []
         out = {"reason": NO_AUTHORITY, "added": added, "toolsets": sorted({host.owner_of(n) for n in added}),
                "denied": list(verdict.denied), "request_reason": reason_text}
         if verdict.denied_toolsets:

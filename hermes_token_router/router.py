@@ -28,7 +28,7 @@ def _rules_classify() -> Classify:
 
 
 def _model_classify(text: str, toolsets: Sequence[Tuple[str, str]], cfg: RouterConfig) -> Decision:
-    from .classifier import classify
+    from .classifier.call import classify
 
     return classify(text, toolsets, cfg.classifier, hard_timeout_ms=cfg.router_hard_timeout_ms,
                     confidence_threshold=cfg.confidence_threshold)

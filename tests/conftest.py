@@ -141,14 +141,14 @@ def decide_file(monkeypatch, plugin_module, router_config):
     """The installed router decides ``file`` for every first message (patches our own code,
     not Hermes), so a test gets a narrowed session whatever the rules say. Returns the
     ``router_config`` writer; the caller switches the router on."""
-    hooks = plugin_module("hooks")
+    runtime_mod = plugin_module("runtime")
     decision_mod = plugin_module("decision")
 
     def fake_decide(text, cfg, available=(), **_):
         return decision_mod.Decision(action="narrow", toolsets=("file",), intent="test", confidence=1.0,
                                      source="rules", reason="test")
 
-    monkeypatch.setattr(hooks, "decide", fake_decide)
+    monkeypatch.setattr(runtime_mod, "decide", fake_decide)
     return router_config
 
 
@@ -156,7 +156,7 @@ def decide_file(monkeypatch, plugin_module, router_config):
 def classifier_offline(monkeypatch):
     """Classifier unit tests: proxies on a dead port, provider key variables unset, and an
     empty client cache (clients capture proxy settings when built)."""
-    from hermes_token_router.classifier_endpoint import clear_clients
+    from hermes_token_router.classifier.endpoint import clear_clients
 
     for key, value in harness.offline_env({}).items():
         monkeypatch.setenv(key, value)

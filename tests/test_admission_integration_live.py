@@ -80,7 +80,7 @@ def test_failed_surface_write_rolls_back_every_field(stub, router_config, agent_
     agent.run_conversation("read ./notes.md and summarise it")
     state = runtime.states.get(agent.session_id)
     before = (agent.tools, agent.valid_tool_names, state.keep, state.revision, state.loaded_toolsets)
-    session = plugin_module("session")
+    mutation = plugin_module("surface_mutation")
 
     original_setattr = type(state).__setattr__
 
@@ -92,7 +92,7 @@ def test_failed_surface_write_rolls_back_every_field(stub, router_config, agent_
     type(state).__setattr__ = failing
     try:
         with pytest.raises(RuntimeError):
-            session.install(state, agent, ["terminal", "process"], ["terminal"], lambda: True)
+            mutation.install(state, agent, ["terminal", "process"], ["terminal"], lambda: True)
     finally:
         type(state).__setattr__ = original_setattr
     after = (agent.tools, agent.valid_tool_names, state.keep, state.revision, state.loaded_toolsets)
@@ -107,22 +107,22 @@ def test_route_is_discarded_when_the_bound_admission_changes_mid_classification(
     import dataclasses
 
     admission = plugin_module("admission")
-    hooks = plugin_module("hooks")
+    runtime_mod = plugin_module("runtime")
     decide_file(enabled=True)
     agent = agent_factory()
-    routed_decide = hooks.decide
+    routed_decide = runtime_mod.decide
 
     def decide_while_the_host_rebinds(text, cfg, available=(), **kw):
         slot = admission.slot_of(agent)
         slot.envelope = dataclasses.replace(slot.envelope)  # same content, a different binding
         return routed_decide(text, cfg, available, **kw)
 
-    hooks.decide = decide_while_the_host_rebinds
+    runtime_mod.decide = decide_while_the_host_rebinds
     try:
         full = [t["function"]["name"] for t in agent.tools]
         agent.run_conversation("read ./notes.md and summarise it")
     finally:
-        hooks.decide = routed_decide
+        runtime_mod.decide = routed_decide
     assert stub.chat_requests()[0].tool_names == full
     assert runtime.states.get(agent.session_id).phase != "routed"
 

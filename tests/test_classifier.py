@@ -9,9 +9,9 @@ import time
 
 import pytest
 
-from hermes_token_router import classifier as clf
-from hermes_token_router.classifier import classify
-from hermes_token_router.classifier_config import ClassifierConfig
+from hermes_token_router.classifier import call as clf
+from hermes_token_router.classifier.call import classify
+from hermes_token_router.classifier.config import ClassifierConfig
 from hermes_token_router.devtools.harness import dead_port
 from hermes_token_router.devtools.stub_llm import Reply, StubLLM
 
@@ -77,7 +77,7 @@ def test_duplicate_toolsets_are_collapsed(stub):
 
 def test_clients_are_reused_across_calls(stub):
     stub.script(answer(), answer())
-    from hermes_token_router.classifier_endpoint import _CLIENTS
+    from hermes_token_router.classifier.endpoint import _CLIENTS
     run(stub)
     first = list(_CLIENTS.values())
     run(stub)

@@ -17,9 +17,9 @@ import httpx
 import openai
 import pytest
 
-from hermes_token_router.classifier import classify, describe_endpoint
-from hermes_token_router.classifier_config import ClassifierConfig
-from hermes_token_router.classifier_endpoint import attempt_budget_s, resolve
+from hermes_token_router.classifier.call import classify, describe_endpoint
+from hermes_token_router.classifier.config import ClassifierConfig
+from hermes_token_router.classifier.endpoint import attempt_budget_s, resolve
 from hermes_token_router.config import ConfigError, parse_config
 from hermes_token_router.devtools.harness import dead_port
 from hermes_token_router.devtools.stub_llm import Reply

@@ -26,7 +26,7 @@ def slow_router(monkeypatch, plugin_module, router_config, runtime):
     (or sleeps ``delay``). ``entered`` is set while a classification is in flight."""
     import model_tools  # noqa: F401 - plugin discovery runs at this import
 
-    hooks = plugin_module("hooks")
+    runtime_mod = plugin_module("runtime")
     decision_mod = plugin_module("decision")
     ctl = SimpleNamespace(entered=threading.Event(), release=threading.Event(), delay=0.0, blocking=False,
                           toolsets=("file",))
@@ -40,7 +40,7 @@ def slow_router(monkeypatch, plugin_module, router_config, runtime):
         return decision_mod.Decision(action="narrow", toolsets=tuple(ctl.toolsets), intent="test",
                                      confidence=1.0, source="rules", reason="test")
 
-    monkeypatch.setattr(hooks, "decide", fake_decide)
+    monkeypatch.setattr(runtime_mod, "decide", fake_decide)
     monkeypatch.setattr(runtime, "_hook_budget_s", runtime.hook_budget_s())
     router_config(enabled=True)
     yield ctl
@@ -82,13 +82,13 @@ def test_budget_is_half_of_hermes_normalised_hook_timeout(plugin_module, monkeyp
         plugins = {} if raw is None else {"hook_callback_timeout": raw}
         monkeypatch.setattr(hconfig, "load_config", lambda p=plugins: {"plugins": p})
         assert host.hook_callback_timeout_s() == want, raw
-    hooks = plugin_module("hooks")
-    rt = hooks.RouterRuntime()
+    runtime_mod = plugin_module("runtime")
+    rt = runtime_mod.RouterRuntime()
     monkeypatch.setattr(hconfig, "load_config", lambda: {"plugins": {"hook_callback_timeout": 8}})
     assert rt.hook_budget_s() == 4.0
-    session = plugin_module("session")
-    assert session.elapsed_ok(time.monotonic(), 0)() is True  # 0 = no limit
-    assert session.elapsed_ok(time.monotonic() - 5, 4.0)() is False
+    mutation = plugin_module("surface_mutation")
+    assert mutation.elapsed_ok(time.monotonic(), 0)() is True  # 0 = no limit
+    assert mutation.elapsed_ok(time.monotonic() - 5, 4.0)() is False
 
 
 def test_hook_that_overruns_its_deadline_commits_nothing(slow_router, agent_factory, runtime, monkeypatch):
@@ -167,7 +167,7 @@ def test_session_end_during_sticky_rebuild_is_not_undone(slow_router, agent_fact
                                                          monkeypatch):
     """A routed session whose host rebuilt its surface is re-narrowed on the next turn; if the
     session ends while that re-narrowing is being planned, the plan is discarded."""
-    session = plugin_module("session")
+    mutation = plugin_module("surface_mutation")
     agent = agent_factory()
     sid = agent.session_id
     runtime.pre_llm_call(session_id=sid, user_message="read notes.md", platform="cli", agent=agent)
@@ -176,7 +176,7 @@ def test_session_end_during_sticky_rebuild_is_not_undone(slow_router, agent_fact
     agent.tools, agent.valid_tool_names = fresh, {t["function"]["name"] for t in fresh}
     rebuilt = surface(agent)
 
-    real_plan = session.plan
+    real_plan = mutation.plan
     planning = threading.Event()
     go = threading.Event()
 
@@ -185,7 +185,7 @@ def test_session_end_during_sticky_rebuild_is_not_undone(slow_router, agent_fact
         go.wait(10)
         return real_plan(*a, **kw)
 
-    monkeypatch.setattr(session, "plan", slow_plan)
+    monkeypatch.setattr(mutation, "plan", slow_plan)
     hook = in_thread(runtime.pre_llm_call, session_id=sid, user_message="again", platform="cli", agent=agent)
     assert planning.wait(10)
     started = time.monotonic()

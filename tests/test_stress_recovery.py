@@ -32,7 +32,7 @@ def call(name):
 
 def test_32_threads_recovering_different_toolsets_never_lose_a_tool(narrowing, agent_factory, runtime,
                                                                     plugin_module):
-    session = plugin_module("session")
+    mutation = plugin_module("surface_mutation")
     surface = plugin_module("surface")
     agent = agent_factory()
     sid = agent.session_id
@@ -41,7 +41,7 @@ def test_32_threads_recovering_different_toolsets_never_lose_a_tool(narrowing, a
     assert state is not None and state.narrowed
     cap = state.capture
     cfg, _, _ = runtime.settings(agent)
-    base = session.plan(cap, state.loaded_toolsets, cfg, runtime.blurbs, catalog_text=state.catalog_text,
+    base = mutation.plan(cap, state.loaded_toolsets, cfg, runtime.blurbs, catalog_text=state.catalog_text,
                         router_definition=state.router_definition)
     assert base.keep == state.keep
     owners = [o for o in cap.owner_order() if o != "router" and not set(cap.tools_of(o)) <= base.keep]
@@ -77,8 +77,8 @@ def test_32_threads_recovering_different_toolsets_never_lose_a_tool(narrowing, a
     lost_rounds = []
     for rnd in range(ROUNDS):
         # back to the routed surface: hand the capture back, then commit the routed plan
-        assert session.restore(state)
-        session.commit_route(state, agent, base, lambda: True)
+        assert mutation.restore(state)
+        mutation.commit_route(state, agent, base, lambda: True)
         with state.lock:
             state.recoveries.clear()
         pool = rng.sample(owners, rng.randint(1, len(owners)))

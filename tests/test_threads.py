@@ -31,7 +31,7 @@ def narrowing(monkeypatch, plugin_module, router_config):
     the classifier entry point in *our* hooks module is replaced, Hermes is untouched)."""
     import model_tools  # noqa: F401 - plugin discovery runs at this import
 
-    hooks = plugin_module("hooks")
+    runtime_mod = plugin_module("runtime")
     decision_mod = plugin_module("decision")
 
     def install(toolsets=("file",), before=None, enabled=True):
@@ -41,7 +41,7 @@ def narrowing(monkeypatch, plugin_module, router_config):
             return decision_mod.Decision(action="narrow", toolsets=tuple(toolsets), intent="test",
                                          confidence=1.0, source="rules", reason="test")
 
-        monkeypatch.setattr(hooks, "decide", fake_decide)
+        monkeypatch.setattr(runtime_mod, "decide", fake_decide)
         router_config(enabled=enabled)
 
     return install

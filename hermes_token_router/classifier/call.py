@@ -20,11 +20,11 @@ import threading
 import time
 from typing import Any, Dict, List, Sequence, Tuple
 
-from .classifier_config import ClassifierConfig
-from .classifier_contract import build_messages, parse_answer, read_envelope
-from .classifier_endpoint import (MissingKey, attempt_budget_s, client_for, describe_endpoint, read_key,
+from .config import ClassifierConfig
+from .contract import build_messages, parse_answer, read_envelope
+from .endpoint import (MissingKey, attempt_budget_s, client_for, describe_endpoint, read_key,
                                   resolve)
-from .decision import Decision, full_surface
+from ..decision import Decision, full_surface
 
 log = logging.getLogger("hermes_token_router.classifier")
 

@@ -15,7 +15,7 @@ from typing import Any, Callable, FrozenSet, Iterable, Optional, Sequence, Tuple
 
 from . import admission, catalog, host
 from .config import RouterConfig
-from .state import RESTORED, ROUTED, SessionState
+from .session_state import RESTORED, ROUTED, SessionState
 from .surface import ROUTER_TOOL, Capture, grow, names_for_toolsets, select, tool_name, unprunable
 
 log = logging.getLogger("hermes_token_router")

@@ -4,7 +4,7 @@ Benchmarks need "how many tool-schema tokens would the router's surface cost for
 decision?" without running a conversation per record. This builds the two baselines the
 release gates use (a bare CLI profile as Hermes builds it, and the same toolsets with every
 availability check forced on) and runs the *same* planner the live hook runs
-(``session.plan``), counting with Hermes's own estimator.
+(``surface_mutation.plan``), counting with Hermes's own estimator.
 """
 
 from __future__ import annotations
@@ -15,10 +15,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Dict, List, Optional, Tuple
 
-from .config import RouterConfig
-from .decision import Decision
-from .router import with_floor
-from .surface import Capture, tool_name
+from hermes_token_router.config import RouterConfig
+from hermes_token_router.decision import Decision
+from hermes_token_router.router import with_floor
+from hermes_token_router.surface import Capture, tool_name
 
 BASELINES = ("bare", "forced")
 
@@ -26,7 +26,7 @@ BASELINES = ("bare", "forced")
 def _ensure_hermes_home() -> None:
     if "model_tools" in __import__("sys").modules or os.environ.get("HERMES_HOME"):
         return
-    from .devtools import harness
+    from hermes_token_router.devtools import harness
 
     home = Path(tempfile.mkdtemp(prefix="htr-bench-home-"))
     os.environ.update(harness.offline_env())
@@ -35,7 +35,7 @@ def _ensure_hermes_home() -> None:
 
 
 def _bare_cli_tools() -> List[dict]:
-    from .devtools import harness
+    from hermes_token_router.devtools import harness
 
     agent = harness.build_agent("http://127.0.0.1:9/v1")
     try:
@@ -52,7 +52,7 @@ def _forced_cli_tools() -> List[dict]:
     import toolsets as hermes_toolsets
     from tools.registry import registry
 
-    from .devtools import harness
+    from hermes_token_router.devtools import harness
 
     names: Dict[str, None] = {}
     for ts in harness.cli_toolsets():
@@ -77,7 +77,7 @@ class Baselines:
     @classmethod
     def load(cls, cfg: Optional[RouterConfig] = None) -> "Baselines":
         _ensure_hermes_home()
-        from . import host
+        from hermes_token_router import host
 
         surfaces = {}
         for name, tools in (("bare", _bare_cli_tools()), ("forced", _forced_cli_tools())):
@@ -92,7 +92,7 @@ class Baselines:
 
     def full_tokens(self, baseline: str) -> int:
         if baseline not in self._full:
-            from . import host
+            from hermes_token_router import host
 
             self._full[baseline] = host.estimate_tokens(self.surfaces[baseline].tools)
         return self._full[baseline]
@@ -106,17 +106,17 @@ class Baselines:
         toolsets = with_floor(decision, self.cfg)
         key = (baseline, tuple(sorted(toolsets)))
         if key not in self._cache:
-            from . import session
-            from .catalog import load_blurbs
-            from .paths import shipped
+            from hermes_token_router import surface_mutation
+            from hermes_token_router.catalog import load_blurbs
+            from hermes_token_router.paths import shipped
 
-            p = session.plan(self.surfaces[baseline], toolsets, self.cfg, load_blurbs(shipped("policy") / "catalog.yaml"))
+            p = surface_mutation.plan(self.surfaces[baseline], toolsets, self.cfg, load_blurbs(shipped("policy") / "catalog.yaml"))
             # The live router keeps the full surface when narrowing would not save anything.
             self._cache[key] = min(p.tokens_now, self.full_tokens(baseline))
         return self._cache[key]
 
     def toolsets(self, baseline: str) -> Tuple[Tuple[str, str], ...]:
-        from . import host
+        from hermes_token_router import host
 
         cap = self.surfaces[baseline]
         owners = cap.owner_order()

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from typing import Any, Dict, Optional, Tuple
 from urllib.parse import urlsplit, urlunsplit
 
-from .classifier_config import ClassifierConfig
+from .config import ClassifierConfig
 
 Headers = Tuple[Tuple[str, str], ...]
 

@@ -4,7 +4,7 @@
 session lifecycle (``pre_llm_call``, ``on_session_end``/``_finalize``/``_reset``, the gateway
 hook). Each public method is registered by ``plugin.register`` and wrapped by
 ``failopen.guarded``. The routing decision lives in ``router``, the surface mutation in
-``session``, the recovery path (``post_api_request``, ``tool_request``, ``request_toolset``)
+``surface_mutation``, the recovery path (``post_api_request``, ``tool_request``, ``request_toolset``)
 in ``recovery``, and the host-admission hooks (envelope binding, the protected-tool guard)
 in ``admission_hooks``.
 """
@@ -17,7 +17,7 @@ import time
 import weakref
 from typing import Any, Dict, Optional, Tuple
 
-from . import admission, host, session
+from . import admission, host, surface_mutation
 from .admission_hooks import AdmissionHooks
 from .failopen import guarded
 from .recovery import RecoveryHooks
@@ -28,7 +28,7 @@ from .decision import full_surface
 from .ledger import LEDGER_NAME, Ledger, turn_record
 from .paths import shipped, state_dir
 from .router import decide, with_floor
-from .state import FULL, ROUTED, SessionState, StateRegistry
+from .session_state import FULL, ROUTED, SessionState, StateRegistry
 
 log = logging.getLogger("hermes_token_router")
 
@@ -119,7 +119,7 @@ class RouterRuntime(RecoveryHooks, AdmissionHooks):
 
     def _fence(self, started: float, state: Optional[SessionState] = None, session_id: str = "",
                ticket: Optional["_Ticket"] = None, envelope: Any = _UNSET):
-        within = session.elapsed_ok(started, self.hook_budget_s())
+        within = surface_mutation.elapsed_ok(started, self.hook_budget_s())
         if state is None:
             return within
         agent = state.agent
@@ -204,7 +204,7 @@ class RouterRuntime(RecoveryHooks, AdmissionHooks):
         elif state.phase == ROUTED:
             if state.agent is not agent:
                 self.states.rebind(state, agent)
-            how_sticky = session.reapply(state, agent, cfg, self.blurbs,
+            how_sticky = surface_mutation.reapply(state, agent, cfg, self.blurbs,
                                          self._fence(started, state, envelope=envelope), envelope=envelope)
             self.debug.note("sticky", session=session_id, result=how_sticky)
             if extra:
@@ -221,7 +221,7 @@ class RouterRuntime(RecoveryHooks, AdmissionHooks):
                extra: Tuple[str, ...], started: float, ticket: Optional["_Ticket"] = None,
                envelope: Any = None) -> None:
         capture = host.capture(agent)
-        available = [(o, self.blurbs.get(o, "")) for o in capture.owner_order() if o != session.ROUTER_TOOLSET]
+        available = [(o, self.blurbs.get(o, "")) for o in capture.owner_order() if o != surface_mutation.ROUTER_TOOLSET]
         remembered = self.states.recall(session_id)
         if envelope is not None and (not admission.may_prune(envelope) or envelope.names != capture.names):
             decision = full_surface("admission:" + (envelope.why_full or "capture_changed"))
@@ -248,7 +248,7 @@ class RouterRuntime(RecoveryHooks, AdmissionHooks):
             with state.lock:
                 state.tokens_full = state.tokens_now = host.estimate_tokens(capture.tools)
             return
-        p = session.plan(capture, with_floor(decision, cfg, extra), cfg, self.blurbs,
+        p = surface_mutation.plan(capture, with_floor(decision, cfg, extra), cfg, self.blurbs,
                          extra_keep=admission.floor(envelope) if envelope is not None else ())
         if p.tokens_now >= p.tokens_full:
             self.debug.note("bail", session=session_id, reason="no_saving")
@@ -256,15 +256,15 @@ class RouterRuntime(RecoveryHooks, AdmissionHooks):
                 state.tokens_full = state.tokens_now = p.tokens_full
             return
         try:
-            session.commit_route(state, agent, p, self._fence(started, state, ticket=ticket, envelope=envelope),
+            surface_mutation.commit_route(state, agent, p, self._fence(started, state, ticket=ticket, envelope=envelope),
                                  envelope=envelope)
-        except session.Fenced as exc:
+        except surface_mutation.Fenced as exc:
             self.debug.note("fenced", session=session_id, reason=str(exc))
 
     def _hand_back(self, state: SessionState, reason: str) -> None:
         """Router switched off: restore exactly once; retry next turn if it fails."""
         try:
-            ok = session.restore(state)
+            ok = surface_mutation.restore(state)
         except Exception as exc:
             ok = False
             log.warning("hermes-token-router: restore failed (%s); will retry next turn", type(exc).__name__)
@@ -315,7 +315,7 @@ class RouterRuntime(RecoveryHooks, AdmissionHooks):
             return
         was_routed = state.narrowed
         try:
-            ok = session.restore(state)
+            ok = surface_mutation.restore(state)
         except Exception as exc:
             ok = False
             log.debug("hermes-token-router: restore raised %s", type(exc).__name__)
