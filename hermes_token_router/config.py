@@ -10,6 +10,8 @@ from __future__ import annotations
 import copy
 import logging
 import os
+import re
+import stat
 import threading
 from dataclasses import dataclass
 from pathlib import Path
@@ -26,6 +28,12 @@ log = logging.getLogger("hermes_token_router")
 
 RETIRED_KEYS = ("routing_scope", "expansion_mode", "shrink_mid_session")
 ENV_ENABLED = "HERMES_TOKEN_ROUTER_ENABLED"
+ENV_CONFIG = "HERMES_TOKEN_ROUTER_CONFIG"
+# A real config is a few hundred bytes; a bigger file is a mistake (or /dev/zero) and is
+# refused before anything reads it.
+MAX_CONFIG_BYTES = 256 * 1024
+# Keys whose values are never echoed in an error line, wherever they sit in the file.
+_SECRET_KEY = re.compile(r"key|token|secret|passw", re.IGNORECASE)
 
 # One fix per key family; the error line names the key, the problem and this fix.
 _FIXES = {
@@ -103,16 +111,39 @@ def _deep_merge(base: Dict[str, Any], top: Dict[str, Any]) -> Dict[str, Any]:
     return out
 
 
+def _looks_secret(value: Any, depth: int = 0) -> bool:
+    """True when ``value`` is, or holds, a mapping with a secret-looking key."""
+    if depth > 20:
+        return True
+    if isinstance(value, dict):
+        return any(_SECRET_KEY.search(str(k)) or _looks_secret(v, depth + 1) for k, v in value.items())
+    if isinstance(value, (list, tuple)):
+        return any(_looks_secret(v, depth + 1) for v in value)
+    return False
+
+
+def _shown(loc: Tuple[Any, ...], got: Any) -> str:
+    """The offending value for the error line: scalars only, and never under a
+    secret-looking key (a key pasted as ``api_key:`` anywhere would land in the logs and
+    in ``/router status``, which a gateway sends into the chat)."""
+    if any(_SECRET_KEY.search(str(part)) for part in loc) or _looks_secret(got):
+        return " (value not shown)"
+    if isinstance(got, (str, int, float, bool)) or got is None:
+        text = repr(got)
+        return f" (got {text if len(text) <= 80 else text[:77] + '...'})"
+    return ""
+
+
 def _validate(raw: Dict[str, Any], path: Path, prefix: str) -> RouterConfig:
     try:
         return RouterConfig.model_validate(raw)
     except ValidationError as exc:
         err = exc.errors()[0]
-        loc = ".".join(str(p) for p in err.get("loc", ()))
-        fix = _FIXES.get(str(err.get("loc", ("",))[0]), "see docs/configuration.md")
-        got = err.get("input")
-        shown = "" if isinstance(got, dict) else f" (got {got!r})"
-        raise ConfigError(f"{path}: {prefix}.{loc}: {err.get('msg')}{shown}; fix: {fix}") from None
+        loc = tuple(err.get("loc", ()))
+        fix = _FIXES.get(str(loc[0]) if loc else "", "see docs/configuration.md")
+        shown = _shown(loc, err.get("input"))
+        raise ConfigError(f"{path}: {prefix}.{'.'.join(str(p) for p in loc)}: {err.get('msg')}{shown}; "
+                          f"fix: {fix}") from None
 
 
 def parse_config(text: str, path: Path) -> ConfigFile:
@@ -158,6 +189,28 @@ def _drop_retired(raw: Dict[str, Any], where: str, warnings: List[str]) -> Dict[
     return kept
 
 
+def read_config_text(path: Path, max_bytes: int = MAX_CONFIG_BYTES) -> str:
+    """The file's text, refusing what is not a small regular UTF-8 file without blocking
+    (a FIFO is opened non-blocking and refused, ``/dev/zero`` is refused by its type)."""
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise ConfigError(f"{path}: not a regular file; fix: point at a config.yaml file")
+        if st.st_size > max_bytes:
+            raise ConfigError(f"{path}: {st.st_size} bytes is larger than {max_bytes}; "
+                              "fix: a router config is a few lines, see docs/configuration.md")
+        data = os.read(fd, max_bytes + 1)
+    finally:
+        os.close(fd)
+    if len(data) > max_bytes:
+        raise ConfigError(f"{path}: larger than {max_bytes} bytes; fix: see docs/configuration.md")
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"{path}: byte {exc.start} is not UTF-8; fix: save the file as UTF-8") from None
+
+
 class ConfigStore:
     """Loads the config once per file change; remembers the last error instead of raising."""
 
@@ -173,9 +226,9 @@ class ConfigStore:
         path = self._path_fn()
         try:
             st = path.stat()
-            key = (str(path), st.st_mtime_ns, st.st_size)
+            key = (str(path), st.st_mtime_ns, st.st_size, st.st_ino)
         except OSError:
-            key = (str(path), None, None)
+            key = (str(path), None, None, None)
         with self._lock:
             if key == self._key:
                 return self._file, self._error
@@ -183,7 +236,10 @@ class ConfigStore:
             self._file, self._error = None, None
             self._profiles = {}
             try:
-                text = path.read_text(encoding="utf-8") if key[1] is not None else ""
+                if key[1] is None and os.environ.get(ENV_CONFIG):
+                    log.warning("hermes-token-router: %s=%s names no file; using the defaults (router off)",
+                                ENV_CONFIG, path)
+                text = read_config_text(path) if key[1] is not None else ""
                 self._file = parse_config(text, path)
                 for line in self._file.warnings:
                     log.warning("hermes-token-router: %s", line)
@@ -191,10 +247,17 @@ class ConfigStore:
                 self._error = str(exc)
                 log.warning("hermes-token-router: invalid config, router is hands-off: %s", exc)
             except OSError as exc:
-                self._error = f"{path}: cannot read ({exc.strerror}); fix: check the file's permissions"
+                self._error = (f"{path}: cannot read ({exc.strerror or type(exc).__name__}); "
+                               "fix: check the file's permissions")
                 log.warning("hermes-token-router: %s", self._error)
+            except Exception as exc:  # noqa: BLE001 - RecursionError, MemoryError, a YAML surprise...
+                # Anything unexpected is still an invalid file: hands-off, and cached under
+                # this file's fingerprint so the next turn does not run on the defaults.
+                self._file = None
+                self._error = (f"{path}: cannot be loaded ({type(exc).__name__}); "
+                               "fix: make it a small UTF-8 YAML file, see docs/configuration.md")
+                log.warning("hermes-token-router: invalid config, router is hands-off: %s", self._error)
             return self._file, self._error
-
 
     def for_profile(self, profile: str) -> Tuple[Optional[RouterConfig], Optional[str]]:
         """The validated settings for one profile, cached until the file changes (every hook
@@ -212,12 +275,24 @@ class ConfigStore:
         return cfg, None
 
 
+_warned_env: set = set()
+
+
 def env_enabled() -> Optional[bool]:
-    raw = os.environ.get(ENV_ENABLED, "").strip().lower()
+    """``HERMES_TOKEN_ROUTER_ENABLED`` as a switch; a value it cannot read is ignored with
+    one warning per value (a typo'd ``=ture`` must not look like a working switch)."""
+    value = os.environ.get(ENV_ENABLED)
+    if value is None:
+        return None
+    raw = value.strip().lower()
     if raw in ("0", "false", "no", "off"):
         return False
     if raw in ("1", "true", "yes", "on"):
         return True
+    if raw not in _warned_env:
+        _warned_env.add(raw)
+        log.warning("hermes-token-router: %s=%r is not 0/1/true/false/on/off/yes/no; ignored", ENV_ENABLED,
+                    value[:20])
     return None
 
 

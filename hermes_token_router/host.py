@@ -160,6 +160,17 @@ def owners_for(names: Iterable[str]) -> Dict[str, Optional[str]]:
     return {n: registry.get_toolset_for_tool(n) for n in names}
 
 
+def known_toolsets() -> frozenset:
+    """Every toolset name Hermes knows in this process (static, registry and plugin
+    toolsets, and their aliases), whether or not this agent has it: what a rule may name."""
+    import toolsets as hermes_toolsets
+
+    from tools.registry import registry
+
+    return frozenset(hermes_toolsets.get_toolset_names()) | frozenset(registry.get_registered_toolset_names()) \
+        | frozenset(registry.get_registered_toolset_aliases())
+
+
 def is_registered(name: str) -> bool:
     from tools.registry import registry
 

@@ -31,6 +31,12 @@ UNRESOLVED_TOOL = "UNRESOLVED_TOOL"
 NO_AUTHORITY = "NO_AUTHORITY"
 NO_AUTHORITY_INVALID_POLICY = "NO_AUTHORITY_INVALID_POLICY"
 DENIED_PROTECTED = "DENIED_PROTECTED"
+ERROR = "ERROR"
+# The model's request is data from an untrusted source: at most this many names, each
+# clipped, so a flood of names cannot make the answer (which goes back into the model's
+# context) or the look-ups grow without bound.
+MAX_REQUESTED = 32
+MAX_NAME_CHARS = 64
 
 
 @dataclass
@@ -147,6 +153,42 @@ def to_json(result: Dict[str, Any]) -> str:
     return json.dumps(result, ensure_ascii=False, sort_keys=False)
 
 
+def requested_names(args: Any) -> Tuple[List[str], int, str]:
+    """(the requested names, how many were dropped over the cap, the reason text) from
+    whatever the model sent: a dict with a list or a string, or nonsense."""
+    if not isinstance(args, dict):
+        args = {}
+    raw = args.get("toolsets")
+    if isinstance(raw, str):
+        raw = [raw]
+    if not isinstance(raw, (list, tuple)):
+        raw = []
+    names = list(dict.fromkeys(r.strip()[:MAX_NAME_CHARS] for r in raw if isinstance(r, str) and r.strip()))
+    reason = args.get("reason")
+    return names[:MAX_REQUESTED], max(0, len(names) - MAX_REQUESTED), (reason if isinstance(reason, str) else "")[:500]
+
+
+def deny_protected(out: Dict[str, Any], protected: Iterable[str]) -> Dict[str, Any]:
+    """A requested toolset the host protects and did not admit is a denial, not an unknown
+    name (docs/admission.md): it moves from ``unresolved`` to ``denied_toolsets``, and a
+    request that got nothing else answers ``DENIED_PROTECTED``."""
+    protected = set(protected)
+    unresolved = out.get("unresolved") or {}
+    hit = [n for n, why in unresolved.items() if why == UNKNOWN_TOOLSET and n in protected]
+    if not hit:
+        return out
+    out = dict(out)
+    rest = {n: why for n, why in unresolved.items() if n not in hit}
+    if rest:
+        out["unresolved"] = rest
+    else:
+        out.pop("unresolved", None)
+    out["denied_toolsets"] = list(dict.fromkeys(list(out.get("denied_toolsets") or []) + hit))
+    if not out.get("added") and not out.get("toolsets"):
+        out["reason"] = DENIED_PROTECTED
+    return out
+
+
 class RecoveryHooks:
     """The hook side of recovery, mixed into ``RouterRuntime``: ``post_api_request`` (the
     only 0.19.0 hook before name validation), ``tool_request`` middleware, the
@@ -227,21 +269,34 @@ class RecoveryHooks:
             self._expand(state, state.agent, owners, via="tool_request")
         return None
 
-    @guarded("request_toolset")
-    def request_toolset(self, args: Dict[str, Any], **kwargs: Any) -> str:
+    def request_toolset(self, args: Any = None, **kwargs: Any) -> str:
+        """The tool handler: always a JSON answer, whatever the model sent or whatever fails
+        (the fail-open wall would answer ``None``, which the host cannot hand to the model)."""
+        try:
+            return self._request_toolset(args, **kwargs)
+        except Exception as exc:  # noqa: BLE001 - fail open, but in the tool's own format
+            log.warning("hermes-token-router: request_toolset failed (%s); the tool surface is left as it was",
+                        type(exc).__name__)
+            self.debug.note("error", hook="request_toolset", error=type(exc).__name__)
+            return to_json({"reason": ERROR, "added": [], "toolsets": [], "denied": [], "request_reason": ""})
+
+    def _request_toolset(self, args: Any, **kwargs: Any) -> str:
         session_id = kwargs.get("session_id") or ""
-        requested = args.get("toolsets") if isinstance(args, dict) else None
-        if isinstance(requested, str):
-            requested = [requested]
-        requested = [r for r in (requested or []) if isinstance(r, str)]
-        reason_text = str((args or {}).get("reason") or "")[:500]
+        requested, dropped, reason_text = requested_names(args)
         state = self.states.get(session_id)
         agent, _ = host.find_agent(session_id, known=state.agent if state is not None else None)
         if state is None or state.phase != ROUTED or agent is None:
-            return to_json(self._full_surface_answer(agent, requested, reason_text, session_id))
-        res, added = self._expand(state, agent, requested, via="request_toolset")
-        out = outcome(state, res, added, reason_text)
-        return to_json(admission.annotate(out, res.verdict, added) if res.verdict else out)
+            out = self._full_surface_answer(agent, requested, reason_text, session_id)
+        else:
+            res, added = self._expand(state, agent, requested, via="request_toolset")
+            out = outcome(state, res, added, reason_text)
+            out = admission.annotate(out, res.verdict, added) if res.verdict else out
+        env = self._bound_envelope(agent, session_id)
+        if env is not None:
+            out = deny_protected(out, env.protected_toolsets)
+        if dropped:
+            out["dropped_names"] = dropped
+        return to_json(out)
 
     def _full_surface_answer(self, agent: Any, requested: list, reason_text: str,
                              session_id: str = "") -> Dict[str, Any]:

@@ -20,7 +20,6 @@ import logging
 import re
 import threading
 import time
-import unicodedata
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Dict, FrozenSet, List, Optional, Sequence, Tuple
@@ -29,6 +28,7 @@ import yaml
 from pydantic import ValidationError
 
 from .decision import Decision, full_surface
+from .normalize import fold
 from .paths import shipped
 from .rules_schema import FIXES, GUARDS_FILE, GuardFile, IntentFile, IntentRule
 
@@ -125,8 +125,9 @@ def _validate(model: Any, path: Path) -> Any:
 
 
 def normalize(text: str) -> str:
-    """NFKC folds full-width forms ("ｇｉｔ", "？") so one pattern serves both scripts."""
-    return " ".join(unicodedata.normalize("NFKC", text).lower().split())
+    """NFKC folds full-width forms ("ｇｉｔ", "？") so one pattern serves both scripts; quotes,
+    invisible characters and look-alike letters are folded too (``normalize.fold``)."""
+    return fold(text)
 
 
 def _join(patterns: Sequence[str]) -> Optional[str]:
@@ -202,6 +203,8 @@ class RuleSet:
                     _Bilingual.build(rule.en, rule.zh), _compile(rule.unless))
             for _, rule in intents)
         self.toolsets = frozenset(ts for i in self._intents for ts in i.toolsets)
+        # toolset -> (file, line) of its first mention, for ``check_toolsets``
+        self.toolset_sites: Dict[str, Tuple[str, int]] = {}
         self.intent_names = tuple(i.name for i in self._intents)
 
     # -- loading
@@ -225,6 +228,7 @@ class RuleSet:
             raise PolicyError(GUARDS_FILE, 1, "(file)", "missing", "restore policy/rules/guards.yaml")
         guards = _validate(GuardFile, guards_path)
         intents: List[Tuple[str, IntentRule]] = []
+        sites: Dict[str, Tuple[str, int]] = {}
         seen: Dict[str, str] = {}
         for path in sorted(policy_dir.glob("*.yaml")):
             if path.name == GUARDS_FILE:
@@ -238,10 +242,23 @@ class RuleSet:
                                       f"(also in {seen[rule.name]})", "give each intent a unique name")
                 seen[rule.name] = path.name
                 intents.append((path.name, rule))
+                for j, ts in enumerate(rule.toolsets):
+                    sites.setdefault(ts, (path.name, _node_line(node, ("intents", idx, "toolsets", j))))
         if not intents:
             raise PolicyError(str(policy_dir), 1, "(dir)", "no intent files",
                               "add at least one *.yaml with 'intents:'")
-        return cls(guards, intents)
+        rules = cls(guards, intents)
+        rules.toolset_sites = sites
+        return rules
+
+    def check_toolsets(self, known: FrozenSet[str]) -> Optional[PolicyError]:
+        """The first toolset a rule names that the host does not know, as an error naming
+        file and line (a typo such as ``fiel`` would otherwise narrow to almost nothing)."""
+        for name, (file, line) in sorted(self.toolset_sites.items(), key=lambda s: s[1]):
+            if name not in known:
+                return PolicyError(file, line, "toolsets", f"unknown toolset {name!r}",
+                                   "use a toolset name Hermes has (hermes tools list)")
+        return None
 
     # -- classification
 
@@ -282,7 +299,7 @@ class RuleSet:
         if hits and question:
             kept = [h for h in hits if h[0].answers_questions]
             if not kept:
-                return self._full(f"near_miss:{hits[0][1]}", intent="question")
+                return self._full(f"near_miss:{hits[0][0].name}", intent="question")
             hits = kept
 
         if not hits:
@@ -303,7 +320,8 @@ class RuleSet:
             for ts in intent.toolsets:
                 toolsets.setdefault(ts, None)
             confidence = max(confidence, intent.confidence)
-        reason = "matched " + ", ".join(f"{i.name}:{w!r}" for i, w in hits)
+        # Intent names only: the matched words are the user's text, which is never logged.
+        reason = "matched " + ", ".join(i.name for i, _ in hits)
         return Decision("narrow", tuple(sorted(toolsets)), "+".join(names), confidence, "rules", reason)
 
 

@@ -12,6 +12,8 @@ from typing import Annotated, List, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from .regex_safety import danger
+
 TOOLSET_NAME = re.compile(r"^[a-z][a-z0-9_-]*$")
 INTENT_NAME = re.compile(r"^[a-z][a-z0-9_]*$")
 # An upper-case letter that is not an escape such as \S, \W, \D or \B.
@@ -27,6 +29,9 @@ def _compiles(pattern: str) -> str:
         raise ValueError("empty pattern matches everything")
     if _UPPER_LITERAL.search(pattern):
         raise ValueError("patterns run on lower-cased text, so an upper-case letter never matches")
+    risk = danger(pattern)
+    if risk:
+        raise ValueError(f"{risk} (catastrophic backtracking would hang the turn)")
     return pattern
 
 
@@ -119,9 +124,9 @@ FIXES = {
     "toolsets": "list registry toolset names, e.g. [file, terminal]",
     "confidence": "use a number between 0 and 1, e.g. 0.95",
     "answers_questions": "use true or false",
-    "en": "use a list of regular expressions (YAML single quotes keep backslashes)",
-    "zh": "use a list of regular expressions (YAML single quotes keep backslashes)",
-    "unless": "use a list of regular expressions",
+    "en": "use a list of regular expressions (YAML single quotes keep backslashes; no repeat inside a repeat)",
+    "zh": "use a list of regular expressions (YAML single quotes keep backslashes; no repeat inside a repeat)",
+    "unless": "use a list of regular expressions (no repeat inside a repeat)",
     "max_chars": "use a whole number between 50 and 100000",
     "negation": "give en/zh pattern lists",
     "definitional": "give en/zh pattern lists",

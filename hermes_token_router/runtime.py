@@ -26,6 +26,7 @@ from .config import ConfigStore, RouterConfig, env_enabled, resolve_profile_name
 from .debuglog import DebugTrail
 from .decision import full_surface
 from .ledger import LEDGER_NAME, Ledger, turn_record
+from .normalize import message_text
 from .paths import shipped, state_dir
 from .router import decide, with_floor
 from .session_state import FULL, ROUTED, SessionState, StateRegistry
@@ -67,6 +68,7 @@ class RouterRuntime(RecoveryHooks, AdmissionHooks):
         # still classifying (no state stored yet) marks its ticket, and the hook commits nothing.
         self._inflight: Dict[str, list] = {}
         self._inflight_lock = threading.Lock()
+        self._rules_checked: Tuple[Any, Optional[str]] = (None, None)  # (rule set, its problem)
 
     # -- settings --------------------------------------------------------------------
     @property
@@ -192,7 +194,7 @@ class RouterRuntime(RecoveryHooks, AdmissionHooks):
             self.debug.note("bail", hook="pre_llm_call", session=session_id, reason="disabled", source=source)
             return None
         assert cfg is not None
-        text = user_message if isinstance(user_message, str) else str(user_message or "")
+        text = message_text(user_message)  # multimodal: the text parts only
         if not text.strip() and state is None:
             # Admission is bound; no classifier, look-up, recovery or capture for an empty message.
             self.debug.note("bail", hook="pre_llm_call", session=session_id, reason="empty_message")
@@ -228,6 +230,8 @@ class RouterRuntime(RecoveryHooks, AdmissionHooks):
         elif remembered is not None:  # the session's agent was collected and rebuilt: same surface
             decision = remembered.decision
             extra = tuple(dict.fromkeys(tuple(extra) + remembered.loaded_toolsets))
+        elif cfg.deterministic_rules_enabled and self._rules_problem() is not None:
+            decision = full_surface("rules:invalid")
         else:
             try:
                 decision = decide(text, cfg, available)
@@ -260,6 +264,25 @@ class RouterRuntime(RecoveryHooks, AdmissionHooks):
                                  envelope=envelope)
         except surface_mutation.Fenced as exc:
             self.debug.note("fenced", session=session_id, reason=str(exc))
+
+    def _rules_problem(self) -> Optional[str]:
+        """Why the rule files cannot be used against this host (router hands-off), checked
+        once per loaded rule set and logged once; None when they are fine."""
+        from .rules import PolicyError, default_rules
+
+        try:
+            rules = default_rules()
+        except PolicyError as exc:
+            return str(exc)  # default_rules already logged it
+        checked, problem = self._rules_checked
+        if checked is rules:
+            return problem
+        error = rules.check_toolsets(host.known_toolsets())
+        problem = str(error) if error is not None else None
+        if problem:
+            log.error("hermes-token-router rules: %s (router stays hands-off)", problem)
+        self._rules_checked = (rules, problem)
+        return problem
 
     def _hand_back(self, state: SessionState, reason: str) -> None:
         """Router switched off: restore exactly once; retry next turn if it fails."""

@@ -50,7 +50,9 @@ def test_confident_answer_narrows_with_source_and_latency(stub):
     d = run(stub)
     assert d.action == "narrow" and d.narrows
     assert d.toolsets == ("web", "file")
-    assert (d.intent, d.confidence, d.source) == ("weather lookup", 0.97, "classifier")
+    # The model's free-text summary paraphrases the user's request: it is checked, then
+    # replaced by the (known) toolset names, so no request text reaches logs or the ledger.
+    assert (d.intent, d.confidence, d.source) == ("web+file", 0.97, "classifier")
     assert d.reason == "classifier:confident"
     assert d.latency_ms > 0
 
@@ -92,7 +94,7 @@ def envelope(content, finish="stop") -> str:
 
 
 FAILURES = {
-    "classifier:unknown_toolset:nuke": [Reply(content=answer(("web", "nuke")))],
+    "classifier:unknown_toolset": [Reply(content=answer(("web", "nuke")))],
     "classifier:confidence_missing": [Reply(content=json.dumps({"toolsets": ["web"], "intent": "x"}))],
     "classifier:confidence_out_of_range": [Reply(content=answer(confidence=1.5))],
     "classifier:confidence_not_number": [Reply(content=answer(confidence="0.95"))],
@@ -148,14 +150,14 @@ def test_reasoning_only_also_when_content_is_null(stub):
 def test_below_threshold_keeps_what_the_model_said_for_diagnostics(stub):
     stub.script(answer(intent="maybe web", confidence=0.6))
     d = run(stub)
-    assert (d.action, d.intent, d.confidence) == ("full", "maybe web", 0.6)
+    assert (d.action, d.intent, d.confidence) == ("full", "web", 0.6)
     stub.script(answer(confidence=0.6))
     assert run(stub, threshold=0.5).action == "narrow"  # the threshold is the caller's, not ours
 
 
-def test_unknown_toolset_name_is_sanitised_in_the_reason(stub):
+def test_unknown_toolset_name_stays_out_of_the_reason(stub):
     stub.script(answer(("web", "evil name\nINJECTED line")))
-    assert run(stub).reason == "classifier:unknown_toolset:evil_name_INJECTED_line"
+    assert run(stub).reason == "classifier:unknown_toolset"
 
 
 def test_client_errors_are_not_retried_but_server_errors_are(stub):

@@ -8,7 +8,6 @@ records the request the SDK would send and never opens a socket.
 
 from __future__ import annotations
 
-import functools
 import json
 import logging
 from pathlib import Path
@@ -155,8 +154,10 @@ def captured(monkeypatch):
             {"index": 0, "message": {"role": "assistant", "content": GOOD}, "finish_reason": "stop"}]})
 
     real = openai.OpenAI
-    monkeypatch.setattr(openai, "OpenAI", functools.partial(
-        real, http_client=httpx.Client(transport=httpx.MockTransport(handler))))
+    def client(*args, **kwargs):  # our http_client (no redirects) is replaced by the recording one
+        return real(*args, **{**kwargs, "http_client": httpx.Client(transport=httpx.MockTransport(handler))})
+
+    monkeypatch.setattr(openai, "OpenAI", client)
     return seen
 
 

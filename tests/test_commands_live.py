@@ -24,7 +24,8 @@ import model_tools  # noqa: F401  (Hermes discovers plugins at this import; conf
 
 from hermes_token_router.devtools.stub_llm import Reply
 
-INTENT = "read and summarise a file"
+INTENT = "read and summarise a file"  # the model's summary: never shown, the toolsets are
+PREDICTED = "file"
 
 
 def classifier_responder(toolsets=("file",), confidence=0.97):
@@ -105,7 +106,7 @@ def test_cli_off_restores_exact_surface_and_status_shows_savings(routed, hermes_
     per_request = state.tokens_full - state.tokens_now
     assert per_request > 0 and state.tokens_saved_total == per_request
     assert "ON (decided by config.yaml)" in out
-    assert f"session {agent.session_id}: routed (predicted {INTENT}" in out
+    assert f"session {agent.session_id}: routed (predicted {PREDICTED}" in out
     assert "loaded toolsets: file" in out
     assert "recoveries: 0" in out
     assert f"(saves {per_request:,})" in out and f"saved so far: {per_request:,} over 1 request" in out
@@ -266,7 +267,7 @@ def test_gateway_off_restores_and_status_shows_savings(routed, gateway, runtime)
     out = send("/router status")  # the plugin-command branch, no model call
     per_request = state.tokens_full - state.tokens_now
     assert per_request > 0
-    assert f"session {agent.session_id}: routed (predicted {INTENT}" in out
+    assert f"session {agent.session_id}: routed (predicted {PREDICTED}" in out
     assert f"saved so far: {per_request:,} over 1 request" in out
     requests_before = len(routed.chat_requests())
 

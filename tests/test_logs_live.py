@@ -62,7 +62,7 @@ def test_one_info_line_per_committed_surface(classifier_on, agent_factory, route
     lines = committed(router_logs, agent.session_id)
     assert len(lines) == 1
     msg = lines[0].getMessage()
-    assert "predicted=read a file" in msg and "toolsets=file" in msg and "tools=" in msg
+    assert "predicted=file" in msg and "read a file" not in msg and "toolsets=file" in msg and "tools=" in msg
     agent.run_conversation("and the next one", conversation_history=result["messages"])  # sticky: nothing new
     assert len(committed(router_logs, agent.session_id)) == 1
 

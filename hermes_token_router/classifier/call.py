@@ -21,7 +21,7 @@ import time
 from typing import Any, Dict, List, Sequence, Tuple
 
 from .config import ClassifierConfig
-from .contract import build_messages, parse_answer, read_envelope
+from .contract import MAX_REPLY_CHARS, build_messages, parse_answer, read_envelope
 from .endpoint import (MissingKey, attempt_budget_s, client_for, describe_endpoint, read_key,
                                   resolve)
 from ..decision import Decision, full_surface
@@ -37,6 +37,8 @@ BACKOFF_S = (0.05, 0.15)      # waits before the 2nd and 3rd attempt
 MAX_TOKENS = 256              # the answer is ~30 tokens; room for a model that pads
 RETRYABLE_STATUS = frozenset({408, 409, 425, 429, 500, 502, 503, 504})
 MAX_WORKERS = 16              # calls in flight at once, counting ones abandoned at their deadline
+# The whole HTTP body, refused unread past this (JSON escapes can make a 64 K-char answer ~6x longer).
+MAX_BODY_BYTES = 8 * MAX_REPLY_CHARS
 
 _in_flight = threading.BoundedSemaphore(MAX_WORKERS)
 
@@ -77,8 +79,12 @@ def request_body(text: str, toolsets: Sequence[Tuple[str, str]], cfg: Classifier
     return body
 
 
-def _redact(text: str, key: str) -> str:
-    return text.replace(key, "***") if key else text
+def _error_code(exc: Any) -> str:
+    """The provider's machine-readable error code (``model_not_found``), when it is one."""
+    code = getattr(exc, "code", None)
+    if isinstance(code, str) and code.replace("_", "").replace("-", "").replace(".", "").isalnum() and len(code) <= 60:
+        return f"code={code}"
+    return ""
 
 
 def _attempt(client: Any, kwargs: Dict[str, Any], deadline: float, attempt_s: float, key: str) -> Tuple[int, bytes]:
@@ -96,13 +102,12 @@ def _attempt(client: Any, kwargs: Dict[str, Any], deadline: float, attempt_s: fl
         raise _Fail("classifier:timeout", retryable=True, detail=f"attempt timed out after {budget:.3f}s") from None
     except openai.APIConnectionError as exc:
         cause = exc.__cause__ or exc
-        raise _Fail("classifier:connection_error", retryable=True,
-                    detail=_redact(f"{type(cause).__name__}: {cause}"[:200], key)) from None
+        raise _Fail("classifier:connection_error", retryable=True, detail=type(cause).__name__) from None
     except openai.APIStatusError as exc:
-        # The provider's own words (e.g. "model not found") are the useful part; some echo
-        # the key back, so the detail is scrubbed before it can reach the debug log.
+        # Only the status and the provider's error code: error bodies often echo the request
+        # (the user's text) or the key, and nothing of either may reach the debug log.
         raise _Fail(f"classifier:http_{exc.status_code}", retryable=exc.status_code in RETRYABLE_STATUS,
-                    detail=_redact(" ".join(str(exc).split())[:300], key)) from None
+                    detail=_error_code(exc)) from None
 
 
 def _call(client: Any, kwargs: Dict[str, Any], deadline: float, attempt_s: float, key: str) -> Tuple[int, bytes]:
@@ -176,10 +181,12 @@ def _run(text: str, toolsets: Sequence[Tuple[str, str]], cfg: ClassifierConfig, 
     if isinstance(outcome, _Fail):
         return _full(outcome.reason), outcome.detail
     status, payload = outcome
+    if len(payload) > MAX_BODY_BYTES:
+        return _full("classifier:reply_too_large"), f"HTTP {status}: {len(payload)} bytes > {MAX_BODY_BYTES}"
     try:
         content, reasoning, finish = read_envelope(payload)
-    except ValueError as exc:
-        return _full("classifier:bad_envelope"), f"HTTP {status}: {exc}"[:200]
+    except (ValueError, RecursionError) as exc:
+        return _full("classifier:bad_envelope"), f"HTTP {status}: {type(exc).__name__}"
     answer = parse_answer(content, reasoning, finish, names, threshold)
     if answer.reason is not None:
         return _full(answer.reason, intent=answer.intent, confidence=answer.confidence), answer.detail

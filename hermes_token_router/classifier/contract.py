@@ -10,13 +10,16 @@ log says which model habit to fix instead of a generic "parse error".
 from __future__ import annotations
 
 import json
-import re
 from dataclasses import dataclass
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 MAX_TEXT_CHARS = 4000
 MAX_DESCRIPTION_CHARS = 200
-MAX_INTENT_CHARS = 120
+# A valid answer is well under 1 KB (max_tokens is 256); anything past this is refused
+# unread, so a hostile or broken server cannot make the user's thread parse megabytes.
+MAX_REPLY_CHARS = 64 * 1024
+# How many candidate ``{...}`` spans the prose check decodes: bounded work whatever the reply.
+_MAX_SPANS = 8
 
 SYSTEM_PROMPT = """You pick which toolsets an AI agent needs for the user's request.
 Reply with exactly one JSON object and nothing else: no prose, no code fences, no reasoning.
@@ -56,12 +59,6 @@ def _refuse(reason: str, detail: str = "", intent: str = "unknown", confidence: 
     return Answer(reason=reason, intent=intent, confidence=confidence, detail=detail)
 
 
-def _safe_name(name: Any) -> str:
-    """A model-supplied name made safe to put in a reason string and a log line."""
-    cleaned = re.sub(r"[^A-Za-z0-9_.\-]", "_", str(name))[:40]
-    return cleaned or "_"
-
-
 def read_envelope(status_body: bytes) -> Tuple[Optional[str], Optional[str], Optional[str]]:
     """(content, reasoning, finish_reason) of a chat completion; ``ValueError`` when the
     HTTP body is not a chat completion at all."""
@@ -87,24 +84,49 @@ def _no_constants(token: str) -> Any:
     raise ValueError(f"{token} is not JSON")
 
 
+def _balanced_spans(text: str):
+    """``(start, end)`` of each balanced ``{...}`` in ``text``, innermost first, in one
+    pass (strings inside braces are skipped, so a ``}`` in a string does not close)."""
+    stack: List[int] = []
+    in_string = escaped = False
+    for i, ch in enumerate(text):
+        if in_string:
+            if escaped:
+                escaped = False
+            elif ch == "\\":
+                escaped = True
+            elif ch == '"':
+                in_string = False
+        elif ch == '"' and stack:
+            in_string = True
+        elif ch == "{":
+            stack.append(i)
+        elif ch == "}" and stack:
+            yield stack.pop(), i + 1
+
+
 def _embedded_object(text: str) -> bool:
-    """True when some JSON object sits inside ``text`` (i.e. the answer was prose around JSON)."""
-    decoder = json.JSONDecoder(parse_constant=_no_constants)
-    start = text.find("{")
-    while start != -1:
+    """True when some JSON object sits inside ``text`` (i.e. the answer was prose around JSON).
+
+    Linear: one scan for balanced spans, then at most ``_MAX_SPANS`` decodes of a span's
+    own slice (decoding from every ``{`` of the whole text was quadratic: each failure
+    recounts the lines before it)."""
+    for tried, (start, end) in enumerate(_balanced_spans(text)):
+        if tried >= _MAX_SPANS:
+            return False
         try:
-            obj, _ = decoder.raw_decode(text, start)
-            if isinstance(obj, dict):
+            if isinstance(json.loads(text[start:end], parse_constant=_no_constants), dict):
                 return True
-        except ValueError:
-            pass
-        start = text.find("{", start + 1)
+        except (ValueError, RecursionError):
+            continue
     return False
 
 
 def parse_answer(content: Optional[str], reasoning: Optional[str], finish_reason: Optional[str],
                  known: Sequence[str], threshold: float) -> Answer:
     """Judge one answer against the contract; the first failed check names the reason."""
+    if content is not None and len(content) > MAX_REPLY_CHARS:
+        return _refuse("classifier:reply_too_large", f"{len(content)} chars > {MAX_REPLY_CHARS}")
     body = (content or "").strip().lstrip("\ufeff")
     if not body:
         if reasoning and reasoning.strip():
@@ -112,7 +134,7 @@ def parse_answer(content: Optional[str], reasoning: Optional[str], finish_reason
         return _refuse("classifier:empty_content")
     try:
         obj = json.loads(body, parse_constant=_no_constants)
-    except ValueError:
+    except (ValueError, RecursionError):
         if _embedded_object(body):
             return _refuse("classifier:prose_around_json", f"{len(body)} chars with a JSON object inside")
         if finish_reason == "length":
@@ -139,12 +161,14 @@ def parse_answer(content: Optional[str], reasoning: Optional[str], finish_reason
     known_set = set(known)
     for name in names:
         if name not in known_set:
-            return _refuse(f"classifier:unknown_toolset:{_safe_name(name)}", confidence=conf)
+            return _refuse("classifier:unknown_toolset", confidence=conf)
 
-    intent = obj.get("intent")
-    if not isinstance(intent, str) or not intent.strip():
+    summary = obj.get("intent")
+    if not isinstance(summary, str) or not summary.strip():
         return _refuse("classifier:intent_missing", confidence=conf)
-    intent = _one_line(intent, MAX_INTENT_CHARS)
+    # The model's summary paraphrases the user's request, so it is checked and dropped: the
+    # intent that reaches the debug log and the ledger is the set of (known) toolsets.
+    intent = "+".join(dict.fromkeys(names))
 
     if conf < threshold:
         return _refuse("classifier:below_threshold", f"{conf:.3f} < {threshold:.3f}", intent=intent, confidence=conf)

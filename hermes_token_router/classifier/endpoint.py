@@ -104,7 +104,11 @@ def client_for(ep: Endpoint, key: str) -> Any:
             return client
     import openai  # deferred: the rules-only path never pays for importing the SDK
 
-    client = openai.OpenAI(api_key=key, base_url=ep.base_url, max_retries=0, default_headers=dict(ep.headers))
+    # Redirects are not followed: a 307 to another origin would send the user's text (and
+    # the key's Authorization header) to a server nobody configured. A redirect is an
+    # ``http_3xx`` refusal instead, and the fix is the final URL in ``base_url``.
+    client = openai.OpenAI(api_key=key, base_url=ep.base_url, max_retries=0, default_headers=dict(ep.headers),
+                           http_client=openai.DefaultHttpxClient(follow_redirects=False))
     # The SDK fills these from OPENAI_ORG_ID / OPENAI_PROJECT_ID; they are OpenAI account
     # identifiers and have no business reaching DeepSeek, OpenRouter or a local server.
     client.organization = None

@@ -9,8 +9,12 @@ returns None: the user's turn proceeds exactly as without the router.
 
 from __future__ import annotations
 
+import html
 import logging
+import os
 import re
+import stat
+import tempfile
 import threading
 from collections import OrderedDict
 from dataclasses import dataclass
@@ -25,6 +29,11 @@ from .scan import SkillEntry, hermes_skill_dirs, scan_skills
 log = logging.getLogger("hermes_token_router.skills")
 
 _LRU_SIZE = 64
+# A SKILL.md past this is refused unread (one warning): reading and scanning 50 MB inside
+# ``pre_llm_call`` held the turn for almost a minute. Below it only the head is read.
+MAX_SKILL_BYTES = 4 * 1024 * 1024
+# Frontmatter allowance read on top of ``max_chars`` (UTF-8: up to 4 bytes a character).
+_HEAD_EXTRA_BYTES = 64 * 1024
 _FALLBACK_GUARD = re.compile(r"ignore\s+(?:\w+\s+)*(previous|all|above|prior)\s+instructions"
                              r"|do\s+not\s+(?:\w+\s+)*tell\s+(?:\w+\s+)*the\s+user", re.IGNORECASE)
 
@@ -41,17 +50,49 @@ class Injection:
 class _Loaded:
     body: str
     blocked: Optional[str]  # reason the guard refused it, or None
+    truncated: bool = False  # the file goes on past the body read
 
 
-def guard_findings(path: Path) -> List[str]:
-    """Prompt-injection findings for one file, via Hermes's skills guard when importable."""
+def guard_findings(path: Path, text: Optional[str] = None) -> List[str]:
+    """Prompt-injection findings for one file (or, with ``text``, for the part of it that
+    will be injected), via Hermes's skills guard when importable."""
     try:
         from tools.skills_guard import scan_file
     except Exception:
-        text = path.read_text(encoding="utf-8", errors="replace")
+        if text is None:
+            text = path.read_text(encoding="utf-8", errors="replace")
         return [f"injection: {m.group(0)!r}" for m in _FALLBACK_GUARD.finditer(text)]
-    return [f"{f.category}/{f.pattern_id} line {f.line}: {f.description}" for f in scan_file(path, path.name)
+    if text is not None:  # Hermes's guard scans files: give it exactly the head we inject
+        with tempfile.TemporaryDirectory(prefix="htr-skill-scan-") as tmp:
+            head = Path(tmp) / "SKILL.md"
+            head.write_text(text, encoding="utf-8")
+            found = scan_file(head, path.name)
+    else:
+        found = scan_file(path, path.name)
+    return [f"{f.category}/{f.pattern_id} line {f.line}: {f.description}" for f in found
             if f.category == "injection" or f.severity == "critical"]
+
+
+def read_head(path: Path, max_chars: int) -> Tuple[str, bool]:
+    """(the file's first ``max_chars`` characters plus frontmatter room, whether more
+    follows). Refuses what is not a regular file or is over ``MAX_SKILL_BYTES`` before
+    reading a byte of it."""
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise ValueError("not a regular file")
+        if st.st_size > MAX_SKILL_BYTES:
+            raise ValueError(f"{st.st_size} bytes is over the {MAX_SKILL_BYTES}-byte limit")
+        want = max_chars * 4 + _HEAD_EXTRA_BYTES
+        data = os.read(fd, want + 1) if want < st.st_size else os.read(fd, st.st_size + 1)
+    finally:
+        os.close(fd)
+    more = len(data) > want
+    text = data[:want].decode("utf-8", errors="replace")
+    if more and text.endswith("\ufffd"):
+        text = text[:-1]  # a character cut in half at the read boundary
+    return text, more
 
 
 def _strip_frontmatter(text: str) -> str:
@@ -62,6 +103,12 @@ def _strip_frontmatter(text: str) -> str:
         return body.strip() if fm else text.strip()
     except Exception:
         return text.strip()
+
+
+def _attr(name: str) -> str:
+    """A skill name made safe inside the injected markup: a name holding ``">`` or
+    ``</routed-skills>`` must not close the wrapper and let the file speak as the host."""
+    return html.escape(str(name), quote=True).replace("'", "&#x27;")
 
 
 class SkillRouter:
@@ -77,6 +124,7 @@ class SkillRouter:
         self._lru: "OrderedDict[Tuple[str, int, int], _Loaded]" = OrderedDict()
         self._roots: Optional[List[Path]] = None
         self._live: Optional[Dict[str, SkillEntry]] = None
+        self._refused: Set[Tuple[str, int, int]] = set()
 
     # -- trust boundary ---------------------------------------------------------------------
     def roots(self) -> List[Path]:
@@ -112,7 +160,9 @@ class SkillRouter:
             return None
 
     # -- content ----------------------------------------------------------------------------
-    def _load(self, path: Path) -> Tuple[Tuple[str, int, int], _Loaded]:
+    def _load(self, path: Path) -> Tuple[Tuple[str, int, int], Optional[_Loaded]]:
+        """The skill's head, checked by the guard; None (one warning per file version) when
+        the file is refused for its size or type."""
         st = path.stat()
         key = (str(path), st.st_mtime_ns, st.st_size)
         with self._lock:
@@ -120,12 +170,24 @@ class SkillRouter:
             if hit is not None:
                 self._lru.move_to_end(key)
                 return key, hit
-        body = _strip_frontmatter(path.read_text(encoding="utf-8", errors="replace"))
+            if key in self._refused:
+                return key, None
+        limit = self.cfg.max_chars
+        try:
+            head, more = read_head(path, limit)
+        except ValueError as exc:
+            with self._lock:
+                self._refused.add(key)
+            log.warning("skill router: not injecting %s: %s", path, exc)
+            return key, None
+        body = _strip_frontmatter(head)
+        truncated = more or len(body) > limit
+        body = body[:limit]
         blocked = None
         if self.cfg.scan_content:
-            findings = guard_findings(path)
+            findings = guard_findings(path, head if more else None)
             blocked = "; ".join(findings[:3]) if findings else None
-        loaded = _Loaded(body=body, blocked=blocked)
+        loaded = _Loaded(body=body, blocked=blocked, truncated=truncated)
         with self._lock:
             self._lru[key] = loaded
             while len(self._lru) > _LRU_SIZE:
@@ -198,6 +260,8 @@ class SkillRouter:
             if path is None:
                 continue
             key, loaded = self._load(path)
+            if loaded is None:
+                continue
             if loaded.blocked:
                 log.warning("skill router: not injecting %s: skills guard flagged it (%s)", m.entry.name, loaded.blocked)
                 continue
@@ -206,20 +270,21 @@ class SkillRouter:
                 if mark in done:
                     continue  # already in this session's context
             body = loaded.body
-            if len(body) > self.cfg.max_chars:
-                body = (body[: self.cfg.max_chars] + f"\n[... truncated at {self.cfg.max_chars} characters; "
-                        f"load the rest with skill_view('{m.entry.name}') ...]")
-            block = f'<skill name="{m.entry.name}" qualified="{m.entry.qualified_name}">\n{body}\n</skill>'
+            name, qualified = _attr(m.entry.name), _attr(m.entry.qualified_name)
+            if loaded.truncated:
+                body = (body + f"\n[... truncated at {self.cfg.max_chars} characters; "
+                        f"load the rest with skill_view('{name}') ...]")
+            block = f'<skill name="{name}" qualified="{qualified}">\n{body}\n</skill>'
             if len(block) > budget:
                 if blocks or budget < 1000:
-                    deferred.append(m.entry.name)
+                    deferred.append(name)
                     continue
                 cut = budget - 200
-                block = (f'<skill name="{m.entry.name}" qualified="{m.entry.qualified_name}">\n{body[:cut]}\n'
-                         f"[... truncated to fit this turn; load the rest with skill_view('{m.entry.name}') ...]\n</skill>")
+                block = (f'<skill name="{name}" qualified="{qualified}">\n{body[:cut]}\n'
+                         f"[... truncated to fit this turn; load the rest with skill_view('{name}') ...]\n</skill>")
             budget -= len(block)
             blocks.append(block)
-            names.append(m.entry.qualified_name)
+            names.append(qualified)
             vias.append(m.via)
             toolsets.extend(t for t in m.entry.requires_toolsets if t not in toolsets)
             with self._lock:

@@ -20,6 +20,8 @@ from .smalltalk import SMALLTALK
 
 log = logging.getLogger("hermes_token_router.skills")
 
+REBUILD = "hermes-token-router skills build"
+
 
 @dataclass(frozen=True)
 class Match:
@@ -47,6 +49,16 @@ class Matcher:
         self.nicknames = NicknameMap(cfg.nicknames)
         self._warned_missing: set = set()
         self._smalltalk = None  # (backend name, vectors) embedded on first semantic query
+        self._warned_index: set = set()  # index signatures already warned about
+
+    def _unusable(self, index: LoadedIndex, why: str) -> Tuple[List[Tuple[SkillEntry, float]], float]:
+        """Semantic routing off for this index (one warning per index); nicknames go on."""
+        sig = (id(index), why)
+        if sig not in self._warned_index:
+            self._warned_index.add(sig)
+            log.warning("skill router: semantic routing is off: the skill index %s; rebuild it with '%s' "
+                        "(nickname routing keeps working)", why, REBUILD)
+        return [], 0.0
 
     # -- semantic -------------------------------------------------------------------------
     def scores(self, text: str, index: Optional[LoadedIndex] = None) -> Tuple[List[Tuple[SkillEntry, float]], float]:
@@ -55,7 +67,8 @@ class Matcher:
         if index is None or not index.semantic or not self.cfg.semantic or not text.strip():
             return [], 0.0
         if index.meta.get("model") != self.cfg.backend:
-            return [], 0.0
+            return self._unusable(index, f"was built with {str(index.meta.get('model'))[:40]!r}, "
+                                         f"not the configured backend {self.cfg.backend!r}")
         backend = embedding.get_backend(self.cfg.backend)
         if backend is None:
             return [], 0.0
@@ -64,6 +77,9 @@ class Matcher:
         if self._smalltalk is None or self._smalltalk[0] is not backend:
             self._smalltalk = (backend, np.asarray(backend.encode(list(SMALLTALK)), dtype=np.float32))
         q = np.asarray(backend.encode([text[:2000]]), dtype=np.float32)[0]
+        if index.vectors.shape[1] != q.shape[0]:
+            return self._unusable(index, f"holds {index.vectors.shape[1]}-dimensional vectors and "
+                                         f"{self.cfg.backend} makes {q.shape[0]}-dimensional ones")
         per_row = index.vectors @ q
         per_skill = np.maximum.reduceat(per_row, index.starts)
         order = np.argsort(-per_skill)
@@ -111,7 +127,12 @@ class Matcher:
         index = self.store.get()
         found = self.nickname(text, index, resolve)
         seen = {m.entry.path for m in found}
-        for m in self.semantic(text, index):
+        try:
+            semantic = self.semantic(text, index)
+        except Exception as exc:  # a broken semantic path must not take the nickname hits with it
+            log.warning("skill router: semantic match failed (%s); nickname routing only", type(exc).__name__)
+            semantic = []
+        for m in semantic:
             if len(found) >= self.cfg.top_k:
                 break
             if m.entry.path not in seen:

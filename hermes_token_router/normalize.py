@@ -1,0 +1,75 @@
+"""What the rules read: the user's text with the tricks that hide a word folded away.
+
+Why: negation is the rules' most important guard ("don't run the tests" must keep the
+full surface), and it is written with an ASCII apostrophe. Phones and editors type
+U+2019, and a pasted or hostile message can carry zero-width characters or Cyrillic
+look-alikes inside the word. So before any pattern runs: NFKC (full-width and styled
+letters), typographic quotes and apostrophes to ASCII, invisible characters removed, and
+look-alike letters mapped to Latin inside words that already mix them with Latin letters
+(a whole Cyrillic or Greek word is left alone: it is that language, not a disguise).
+
+Also here: the text of a message whose content is a list of parts (multimodal), which is
+routed on its text parts only, never on the repr of an image's data URL. Pure: no Hermes.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from typing import Any
+
+_QUOTES = str.maketrans({
+    "\u2018": "'", "\u2019": "'", "\u201a": "'", "\u201b": "'", "\u2032": "'", "\u02bc": "'", "\u02b9": "'",
+    "\u00b4": "'", "\uff07": "'", "\u2035": "'",
+    "\u201c": '"', "\u201d": '"', "\u201e": '"', "\u201f": '"', "\u2033": '"', "\u00ab": '"', "\u00bb": '"',
+})
+# Format characters that render as nothing (zero-width space/joiners, word joiner, BOM,
+# soft hyphen, bidi controls, Mongolian vowel separator, invisible operators).
+_INVISIBLE = re.compile("[\u00ad\u034f\u061c\u115f\u1160\u17b4\u17b5\u180b-\u180f\u200b-\u200f"
+                        "\u202a-\u202e\u2060-\u206f\u3164\ufe00-\ufe0f\ufeff\uffa0]")
+# Letters drawn like Latin ones (Unicode confusables, lower case after folding).
+_LOOKALIKE = str.maketrans({
+    "\u0430": "a", "\u0435": "e", "\u043e": "o", "\u0440": "p", "\u0441": "c", "\u0443": "y", "\u0445": "x",
+    "\u0456": "i", "\u0458": "j", "\u0455": "s", "\u0501": "d", "\u051b": "q", "\u051d": "w", "\u04bb": "h",
+    "\u0432": "b", "\u043a": "k", "\u043c": "m", "\u043d": "h", "\u0442": "t", "\u0457": "i", "\u04cf": "l",
+    "\u03bf": "o", "\u03b1": "a", "\u03bd": "v", "\u03c1": "p", "\u03b9": "i", "\u03ba": "k", "\u03c4": "t",
+    "\u03c5": "u", "\u03c7": "x", "\u0261": "g", "\u0269": "i", "\u026a": "i", "\u0131": "i", "\u1d0f": "o",
+    "\u1d1b": "t", "\u0578": "n", "\u057c": "n", "\u0585": "o", "\u0566": "q",
+})
+_LATIN = re.compile(r"[a-z]")
+_WORD = re.compile(r"[^\s'\"]+")
+
+
+def _unmask(match: "re.Match[str]") -> str:
+    word = match.group(0)
+    if word.isascii() or not _LATIN.search(word):
+        return word
+    return word.translate(_LOOKALIKE)
+
+
+def fold(text: str) -> str:
+    """Lower-cased, NFKC, quotes folded, invisible characters gone, disguised letters
+    mapped, whitespace collapsed to single spaces."""
+    text = unicodedata.normalize("NFKC", text)
+    text = _INVISIBLE.sub("", text).translate(_QUOTES).lower()
+    text = _WORD.sub(_unmask, text)
+    return " ".join(text.split())
+
+
+def message_text(content: Any) -> str:
+    """The routable text of a user message: a string as is; for a list of parts (the
+    OpenAI multimodal shape), the ``text`` of its text parts joined by newlines."""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, dict):
+        content = [content]
+    if isinstance(content, (list, tuple)):
+        parts = []
+        for part in content:
+            if isinstance(part, str):
+                parts.append(part)
+            elif isinstance(part, dict) and part.get("type") in ("text", "input_text", None) \
+                    and isinstance(part.get("text"), str):
+                parts.append(part["text"])
+        return "\n".join(parts)
+    return ""
