@@ -45,6 +45,7 @@ CASES = (
     "rule_redos_28", "rule_redos_36",
     "message_1mb", "message_unicode_soup", "message_multimodal",
     "request_toolset_10k_names", "request_toolset_non_list",
+    "fuzz_rules", "fuzz_config",
 )
 
 
@@ -202,6 +203,72 @@ def _request_toolset_case(args):
     return prepare
 
 
+def _fuzz_inputs(n: int, seed: int):
+    import random
+
+    rnd = random.Random(seed)
+    pool = "a{}[]:'\"’ʼ\u200b\u043e\u00a0 -\n\t\\x9中文" + "".join(chr(rnd.randrange(32, 0x2fff)) for _ in range(200))
+    for i in range(n):
+        size = rnd.choice((10, 100, 1000, 2000, 5000, 100_000))
+        yield "".join(rnd.choice(pool) for _ in range(size))
+
+
+def _fuzz_rules():
+    """Worst single ``classify`` over random Unicode of every size (the rules run inside
+    ``pre_llm_call``); no Hermes needed."""
+    from hermes_token_router.rules import default_rules
+
+    rules = default_rules()
+
+    def run():
+        worst = 0.0
+        for text in _fuzz_inputs(400, 17):
+            started = time.perf_counter()
+            rules.classify(text)
+            worst = max(worst, time.perf_counter() - started)
+        return [worst]
+    return None, run
+
+
+def _fuzz_config():
+    """Worst single config load (read, parse, validate) over random YAML shapes and bytes."""
+    import random
+
+    import yaml
+
+    from hermes_token_router.config import ConfigStore
+
+    rnd = random.Random(18)
+    keys = ["global", "profiles", "enabled", "classifier", "skills", "floor_toolsets", "api_key", "nicknames", "x"]
+
+    def shape(depth=0):
+        roll = rnd.random()
+        if depth > 6 or roll < 0.4:
+            return rnd.choice([None, True, 3, 2.5, "text", "é" * rnd.randrange(50), [], {}])
+        if roll < 0.7:
+            return [shape(depth + 1) for _ in range(rnd.randrange(5))]
+        return {rnd.choice(keys): shape(depth + 1) for _ in range(rnd.randrange(5))}
+
+    docs = [yaml.safe_dump(shape()).encode() for _ in range(300)]
+    docs += [text.encode("utf-8", "surrogatepass") for text in _fuzz_inputs(100, 19)]
+    docs += [bytes(rnd.randrange(256) for _ in range(rnd.randrange(4000))) for _ in range(100)]
+    folder = Path(tempfile.mkdtemp(prefix="htr-bench-fuzz-"))
+
+    def run():
+        worst = 0.0
+        for i, data in enumerate(docs):
+            path = folder / f"c{i}.yaml"
+            path.write_bytes(data)
+            started = time.perf_counter()
+            try:
+                ConfigStore(path_fn=lambda: path).for_profile("default")
+            except Exception:  # an escaping exception is a finding of the tests, not of this timing
+                pass
+            worst = max(worst, time.perf_counter() - started)
+        return [worst]
+    return None, run
+
+
 PREPARE = {
     "classifier_braces_400k": _classifier_case("{" * 400_000),
     "classifier_braces_3m": _classifier_case("{" * 3_000_000),
@@ -224,6 +291,8 @@ PREPARE = {
                                           "image_url": {"url": "data:image/png;base64," + "QUJD" * 250_000}}]),
     "request_toolset_10k_names": _request_toolset_case(lambda: {"toolsets": [f"nope{i}" for i in range(10_000)]}),
     "request_toolset_non_list": _request_toolset_case(["terminal"]),
+    "fuzz_rules": _fuzz_rules,
+    "fuzz_config": _fuzz_config,
 }
 
 

@@ -14,11 +14,19 @@ from typing import List, Optional
 
 def _router_decide():
     """The full router (rules, then the classifier when configured) for ``route``."""
-    from .config import ConfigStore, RouterConfig, resolve_profile_name
+    from .config import ConfigError, ConfigStore, RouterConfig, read_config_text, resolve_profile_name
+    from .paths import config_path
     from .router import decide
 
+    path = config_path()
+    try:  # a file that cannot even be read (not UTF-8, not a regular file, too big): exit 2
+        if path.exists():
+            read_config_text(path)
+    except (ConfigError, OSError) as exc:
+        print(f"hermes-token-router: {exc}", file=sys.stderr)
+        return None
     parsed, error = ConfigStore().load()
-    if error:
+    if error:  # readable but invalid: say so, and show what the rules alone decide
         print(f"hermes-token-router: {error}", file=sys.stderr)
     cfg = parsed.for_profile(resolve_profile_name()) if parsed is not None else RouterConfig()
 
@@ -54,7 +62,7 @@ def main(argv: Optional[List[str]] = None) -> int:
         from . import route_cli
 
         args.decide = _router_decide()  # rules, then the classifier when config.yaml enables it
-        return route_cli.run_route(args)
+        return route_cli.run_route(args) if args.decide is not None else 2
     if args.command == "report":
         from . import report
 

@@ -404,18 +404,21 @@ def check_loaded(report: Report) -> None:
 
 
 def check_router_config(report: Report, plugin_dir: Optional[Path], home: Path) -> None:
-    from .config import ConfigError, env_enabled, parse_config, resolve_profile_name
+    from .config import ConfigError, env_enabled, parse_config, read_config_text, resolve_profile_name
     from .paths import config_path
 
     path = config_path(plugin_dir, home)
     try:
-        text = path.read_text(encoding="utf-8") if path.is_file() else ""
+        text = read_config_text(path) if path.exists() else ""
         parsed = parse_config(text, path)
     except ConfigError as exc:
         report.add("config", "router config", FAIL, f"invalid, the router is hands-off: {exc}")
         return
     except OSError as exc:
         report.add("config", "router config", FAIL, f"{path}: cannot read ({exc.strerror})")
+        return
+    except Exception as exc:  # RecursionError and the like: the runtime treats it as invalid too
+        report.add("config", "router config", FAIL, f"{path}: cannot be loaded ({type(exc).__name__})")
         return
     profile = resolve_profile_name()
     cfg = parsed.for_profile(profile)

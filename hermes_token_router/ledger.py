@@ -39,7 +39,8 @@ class Ledger:
 def read_records(path: Path) -> Iterator[Dict[str, Any]]:
     for candidate in (path.with_name(path.name + ".1"), path):
         try:
-            with open(candidate, encoding="utf-8") as fh:
+            # A damaged (non-UTF-8) line is skipped like any other unreadable line.
+            with open(candidate, encoding="utf-8", errors="replace") as fh:
                 for raw in fh:
                     raw = raw.strip()
                     if not raw:

@@ -328,7 +328,9 @@ class RuleSet:
 # --------------------------------------------------------------------------- shipped rules
 
 _cache_lock = threading.Lock()
-_cache: Dict[str, Tuple[Tuple[Tuple[str, float], ...], RuleSet]] = {}
+# folder -> (stamp, the rules or the error they failed with): a broken file is reported once
+# and not re-read (and re-checked) on every turn until it changes.
+_cache: Dict[str, Tuple[Tuple[Tuple[str, float], ...], Any]] = {}
 
 
 def _stamp(folder: Path) -> Tuple[Tuple[str, float], ...]:
@@ -346,7 +348,13 @@ def default_rules() -> RuleSet:
     with _cache_lock:
         cached = _cache.get(key)
         if cached is not None and cached[0] == stamp:
+            if isinstance(cached[1], PolicyError):
+                raise cached[1]
             return cached[1]
-        rules = RuleSet.load(folder)
+        try:
+            rules = RuleSet.load(folder)
+        except PolicyError as exc:
+            _cache[key] = (stamp, exc)
+            raise
         _cache[key] = (stamp, rules)
         return rules

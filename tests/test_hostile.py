@@ -480,3 +480,87 @@ def test_minor_multimodal_message_routes_on_text_parts_only(stub, router_config,
                          agent=agent)
     decision = runtime.states.get(agent.session_id).decision
     assert decision.narrows and "code_execution" not in decision.toolsets and "file" in decision.toolsets
+
+
+# -- minor: the CLI never prints a traceback on a damaged config or ledger ------------------
+def _cli(*args, env=None):
+    import subprocess
+    import sys
+
+    root = Path(__file__).resolve().parents[1]
+    return subprocess.run([sys.executable, "-m", "hermes_token_router", *args], capture_output=True, text=True,
+                          cwd=str(root), env={**os.environ, **(env or {})}, timeout=120)
+
+
+def test_minor_route_on_a_non_utf8_config_exits_2_without_traceback(tmp_path):
+    bad = tmp_path / "config.yaml"
+    bad.write_bytes(b"global:\n  enabled: true\n  floor_toolsets: ['\xff']\n")
+    proc = _cli("route", "read ./notes.md", env={"HERMES_TOKEN_ROUTER_CONFIG": str(bad)})
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr
+    assert str(bad) in proc.stderr and "UTF-8" in proc.stderr
+
+
+def test_minor_report_on_a_non_utf8_ledger_has_no_traceback(tmp_path):
+    ledger = tmp_path / "router-ledger.jsonl"
+    good = {"ts": 1.0, "day": "2026-01-01", "session_id": "s", "profile": "default", "platform": "cli",
+            "phase": "routed", "intent": "file", "source": "rules", "requests": 1, "tokens_full": 100,
+            "tokens_now": 10, "tokens_saved": 90, "recoveries": 0, "toolsets": ["file"]}
+    ledger.write_bytes(b"\xff\xfe garbage\n" + json.dumps(good).encode() + b"\n")
+    proc = _cli("report", "--ledger", str(ledger))
+    assert proc.returncode == 0 and "Traceback" not in proc.stderr and "90" in proc.stdout
+
+
+def test_minor_diagnostics_reports_a_non_utf8_config_as_a_failure(tmp_path, monkeypatch):
+    from hermes_token_router import diagnose
+
+    bad = tmp_path / "config.yaml"
+    bad.write_bytes(b"\xff\xfe")
+    monkeypatch.setenv("HERMES_TOKEN_ROUTER_CONFIG", str(bad))
+    report = diagnose.Report()
+    diagnose.check_router_config(report, None, tmp_path)
+    assert [c.status for c in report.checks] == [diagnose.FAIL] and "UTF-8" in report.checks[0].detail
+
+
+# -- fuzz: random Unicode, huge inputs and random YAML shapes end in a decision or a clean
+# error (their worst-case time is measured in benchmarks/hostile.py, not asserted here) ---
+from hypothesis import HealthCheck, given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+_SCALARS = st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=30)
+_KEYS = st.sampled_from(["global", "profiles", "enabled", "classifier", "skills", "floor_toolsets", "api_key",
+                         "confidence_threshold", "router_hard_timeout_ms", "nicknames", "work", "token"]) \
+    | st.text(max_size=10)
+_YAML = st.recursive(_SCALARS, lambda inner: st.lists(inner, max_size=4) | st.dictionaries(_KEYS, inner, max_size=4),
+                     max_leaves=25)
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.text(max_size=3000) | st.text(alphabet="a{}'’\u200b\u043e\u00a0 ", max_size=3000))
+def test_fuzz_rule_classifier_always_decides(text):
+    d = default_rules().classify(text)
+    assert d.action in ("narrow", "full") and not d.reason.startswith("error:")
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.dictionaries(_KEYS, _YAML, max_size=4) | _YAML)
+def test_fuzz_config_loader_parses_or_refuses_cleanly(doc):
+    try:
+        text = yaml.safe_dump(doc)
+    except yaml.YAMLError:
+        return
+    try:
+        parse_config(text, Path("/fuzz/config.yaml"))
+    except ConfigError as exc:
+        assert "\n" not in str(exc) and "/fuzz/config.yaml" in str(exc)
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.binary(max_size=4000))
+def test_fuzz_config_store_never_raises_on_random_bytes(data):
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "config.yaml"
+        path.write_bytes(data)
+        cfg, err = _store_for(path).for_profile("default")
+        assert (cfg is None) != (err is None)

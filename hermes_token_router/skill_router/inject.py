@@ -29,6 +29,9 @@ from .scan import SkillEntry, hermes_skill_dirs, scan_skills
 log = logging.getLogger("hermes_token_router.skills")
 
 _LRU_SIZE = 64
+# Only the start of a message is matched: a nickname is typed, not buried in a pasted
+# megabyte, and matching stays bounded whatever arrives (semantic uses less still).
+MAX_QUERY_CHARS = 8000
 # A SKILL.md past this is refused unread (one warning): reading and scanning 50 MB inside
 # ``pre_llm_call`` held the turn for almost a minute. Below it only the head is read.
 MAX_SKILL_BYTES = 4 * 1024 * 1024
@@ -217,7 +220,7 @@ class SkillRouter:
                 return None
             if user_message.lstrip().startswith("/"):
                 return None  # slash commands are for Hermes, not the model
-            return self._inject(self.match(user_message).matches, session_id)
+            return self._inject(self.match(user_message[:MAX_QUERY_CHARS]).matches, session_id)
         except Exception as exc:
             log.warning("skill router: skipped for this turn (%s: %s)", type(exc).__name__, exc)
             return None
