@@ -20,10 +20,8 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import statistics
 import sys
-import tempfile
 import threading
 import time
 from pathlib import Path
@@ -40,14 +38,7 @@ NO_CALLS = SimpleNamespace(tool_calls=[])
 
 def setup():
     stub = StubLLM().start()
-    home = Path(tempfile.mkdtemp(prefix="htr-bench-hooks-"))
-    os.environ.update(harness.offline_env())
-    os.environ["HERMES_HOME"] = str(home)
-    os.environ["HERMES_INTERACTIVE"] = "1"
-    for var in ("HERMES_TOKEN_ROUTER_ENABLED", "HERMES_KANBAN_TASK", "HERMES_PROFILE"):
-        os.environ.pop(var, None)
-    router_cfg = home / "router-config.yaml"  # never the checkout's config.yaml
-    os.environ["HERMES_TOKEN_ROUTER_CONFIG"] = str(router_cfg)
+    home, router_cfg = harness.isolate_process("htr-bench-hooks-")
     harness.prepare_home(home, stub.base_url)
     harness.write_router_config(router_cfg, {"global": {"enabled": True}, "profiles": {}})
 

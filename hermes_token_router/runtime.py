@@ -274,12 +274,14 @@ class RouterRuntime(RecoveryHooks, AdmissionHooks):
             rules = default_rules()
         except PolicyError as exc:
             return str(exc)  # default_rules already logged it
-        checked, problem = self._rules_checked
-        if checked is rules:
-            return problem
+        checked, logged = self._rules_checked
+        if checked is rules and logged is None:
+            return None
+        # A failing set is re-checked on each first turn (an MCP toolset may register
+        # later), but logged once per rule set and problem.
         error = rules.check_toolsets(host.known_toolsets())
         problem = str(error) if error is not None else None
-        if problem:
+        if problem and (checked is not rules or logged != problem):
             log.error("hermes-token-router rules: %s (router stays hands-off)", problem)
         self._rules_checked = (rules, problem)
         return problem

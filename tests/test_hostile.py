@@ -564,3 +564,19 @@ def test_fuzz_config_store_never_raises_on_random_bytes(data):
         path.write_bytes(data)
         cfg, err = _store_for(path).for_profile("default")
         assert (cfg is None) != (err is None)
+
+
+def test_d4_oversized_index_file_is_refused_and_nicknames_keep_working(tmp_path, monkeypatch):
+    from hermes_token_router.skill_router import index as index_mod
+
+    root = tmp_path / "skills"
+    _skill(root, "big-runbook", "NICK-MARKER restart it.\n")
+    monkeypatch.setattr(index_mod.embedding, "semantic_status", lambda spec="use-m3": (False, "off"))
+    index_mod.build_index(tmp_path / "index", [root])
+    monkeypatch.setattr(index_mod, "MAX_INDEX_BYTES", {**index_mod.MAX_INDEX_BYTES, "entries.json": 10})
+    store = index_mod.IndexStore(tmp_path / "index")
+    assert store.get() is None and "entries.json" in store.error
+    cfg = SkillRouterConfig(enabled=True, backend="none", skills_dirs=[str(root)],
+                            nicknames={"the runbook": "big-runbook"})
+    inj = SkillRouter(cfg, store=store).context_for_turn("s1", "follow the runbook")
+    assert inj is not None and "NICK-MARKER" in inj.text

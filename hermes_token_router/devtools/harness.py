@@ -14,9 +14,10 @@ import copy
 import os
 import shutil
 import socket
+import tempfile
 import uuid
 from pathlib import Path
-from typing import Any, Dict, Iterable, Optional
+from typing import Any, Dict, Iterable, Optional, Tuple
 
 import yaml
 
@@ -42,6 +43,21 @@ def offline_env(env: Optional[Dict[str, str]] = None) -> Dict[str, str]:
     env["NO_PROXY"] = env["no_proxy"] = "127.0.0.1,localhost"
     env.setdefault("HERMES_TOKEN_ROUTER_TEST", "1")
     return env
+
+
+def isolate_process(prefix: str) -> Tuple[Path, Path]:
+    """For a benchmark process: a fresh temporary HERMES_HOME, offline proxies, none of the
+    router's switches inherited, and the router config at ``<home>/router-config.yaml``
+    (never the checkout's). Returns (home, router config path). Call before importing Hermes."""
+    home = Path(tempfile.mkdtemp(prefix=prefix))
+    os.environ.update(offline_env())
+    os.environ["HERMES_HOME"] = str(home)
+    os.environ["HERMES_INTERACTIVE"] = "1"
+    for var in ("HERMES_TOKEN_ROUTER_ENABLED", "HERMES_KANBAN_TASK", "HERMES_PROFILE"):
+        os.environ.pop(var, None)
+    router_cfg = home / "router-config.yaml"
+    os.environ["HERMES_TOKEN_ROUTER_CONFIG"] = str(router_cfg)
+    return home, router_cfg
 
 
 def install_directory_plugin(home: Path, src: Path = REPO_ROOT) -> Path:

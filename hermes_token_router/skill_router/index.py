@@ -25,6 +25,9 @@ log = logging.getLogger("hermes_token_router.skills")
 
 INDEX_VERSION = 1
 FILES = ("index.json", "entries.json", "embeddings.npy")
+# Far above a real index (200 skills: ~100 KB of entries, ~4 MB of vectors); a file past
+# this is refused before it is read, so a planted giant cannot stall the turn that loads it.
+MAX_INDEX_BYTES = {"index.json": 1 << 20, "entries.json": 64 << 20, "embeddings.npy": 256 << 20}
 
 
 def default_index_dir() -> Path:
@@ -97,6 +100,11 @@ class LoadedIndex:
 def load_index(index_dir: Path) -> LoadedIndex:
     """Read and validate the index; raises ValueError/OSError when it is unusable."""
     index_dir = Path(index_dir)
+    for name, limit in MAX_INDEX_BYTES.items():
+        path = index_dir / name
+        if path.exists() and (not path.is_file() or path.stat().st_size > limit):
+            raise ValueError(f"{name} is not a regular file of at most {limit} bytes; "
+                             "rebuild with 'hermes-token-router skills build'")
     meta = json.loads((index_dir / "index.json").read_text(encoding="utf-8"))
     if not isinstance(meta, dict) or meta.get("version") != INDEX_VERSION:
         raise ValueError(f"index.json version {meta.get('version') if isinstance(meta, dict) else '?'} "
