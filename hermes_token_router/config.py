@@ -315,9 +315,7 @@ def resolve_profile_name(agent: Any = None) -> str:
 
 def _hermes_home_override() -> str:
     """Hermes's own home resolution (honours the gateway's per-profile context override)."""
-    try:
-        from hermes_constants import get_hermes_home
+    from .host import hermes_home
 
-        return str(get_hermes_home())
-    except Exception:
-        return ""
+    home = hermes_home()
+    return str(home) if home is not None else ""

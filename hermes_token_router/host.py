@@ -11,6 +11,7 @@ from __future__ import annotations
 import sys
 import threading
 from contextlib import contextmanager
+from pathlib import Path
 from typing import Any, Dict, Iterable, Iterator, List, Optional, Tuple
 
 from .surface import Capture, tool_name
@@ -301,6 +302,17 @@ def estimate_tokens(tools: Optional[List[dict]]) -> int:
             _TOOLS_TOKENS_CACHE.pop(id(probe), None)
         except Exception:
             pass
+
+
+def hermes_home() -> Optional[Path]:
+    """Hermes's own home resolution (honours profile and the gateway's per-profile
+    override); None when Hermes cannot say."""
+    try:
+        from hermes_constants import get_hermes_home
+
+        return Path(get_hermes_home())
+    except Exception:
+        return None
 
 
 def hook_callback_timeout_s() -> float:

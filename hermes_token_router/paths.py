@@ -18,12 +18,10 @@ PLUGIN_NAME = "hermes-token-router"
 
 
 def hermes_home() -> Path:
-    try:
-        from hermes_constants import get_hermes_home  # host helper honours profile overrides
+    from .host import hermes_home as hosts_answer  # honours profile overrides
 
-        return Path(get_hermes_home())
-    except Exception:
-        return Path(os.environ.get("HERMES_HOME") or Path.home() / ".hermes")
+    home = hosts_answer()
+    return home if home is not None else Path(os.environ.get("HERMES_HOME") or Path.home() / ".hermes")
 
 
 def directory_install_root() -> Path | None:

@@ -21,10 +21,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Dict, List, Optional, Set, Tuple
 
+from . import host
 from .config import SkillRouterConfig
 from .index import IndexStore, default_index_dir
 from .matcher import Match, Matcher
-from .scan import SkillEntry, hermes_skill_dirs, scan_skills
+from .scan import SkillEntry, scan_skills
 
 log = logging.getLogger("hermes_token_router.skills")
 
@@ -59,19 +60,17 @@ class _Loaded:
 def guard_findings(path: Path, text: Optional[str] = None) -> List[str]:
     """Prompt-injection findings for one file (or, with ``text``, for the part of it that
     will be injected), via Hermes's skills guard when importable."""
-    try:
-        from tools.skills_guard import scan_file
-    except Exception:
-        if text is None:
-            text = path.read_text(encoding="utf-8", errors="replace")
-        return [f"injection: {m.group(0)!r}" for m in _FALLBACK_GUARD.finditer(text)]
     if text is not None:  # Hermes's guard scans files: give it exactly the head we inject
         with tempfile.TemporaryDirectory(prefix="htr-skill-scan-") as tmp:
             head = Path(tmp) / "SKILL.md"
             head.write_text(text, encoding="utf-8")
-            found = scan_file(head, path.name)
+            found = host.guard_scan(head, path.name)
     else:
-        found = scan_file(path, path.name)
+        found = host.guard_scan(path, path.name)
+    if found is None:
+        if text is None:
+            text = path.read_text(encoding="utf-8", errors="replace")
+        return [f"injection: {m.group(0)!r}" for m in _FALLBACK_GUARD.finditer(text)]
     return [f"{f.category}/{f.pattern_id} line {f.line}: {f.description}" for f in found
             if f.category == "injection" or f.severity == "critical"]
 
@@ -100,9 +99,7 @@ def read_head(path: Path, max_chars: int) -> Tuple[str, bool]:
 
 def _strip_frontmatter(text: str) -> str:
     try:
-        from agent.skill_utils import parse_frontmatter
-
-        fm, body = parse_frontmatter(text)
+        fm, body = host.parse_frontmatter(text)
         return body.strip() if fm else text.strip()
     except Exception:
         return text.strip()
@@ -135,7 +132,7 @@ class SkillRouter:
         if self._roots is None:
             dirs = [Path(d).expanduser() for d in self.cfg.skills_dirs]
             try:
-                dirs.extend(hermes_skill_dirs())
+                dirs.extend(host.skill_dirs())
             except Exception as exc:
                 log.debug("skill router: Hermes skill dirs unavailable: %s", exc)
             roots = []

@@ -13,6 +13,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Dict, Iterable, List, Optional
 
+from . import host
+
 log = logging.getLogger("hermes_token_router.skills")
 
 _TRIGGER_HEAD = re.compile(r"^(#{2,4})\s*(when to use|when to load|use when|triggers?|usage triggers|何时使用|触发条件|触发)\b",
@@ -43,13 +45,6 @@ class SkillEntry:
     @classmethod
     def from_json(cls, data: Dict[str, Any]) -> "SkillEntry":
         return cls(**{k: data[k] for k in cls.__dataclass_fields__ if k in data})
-
-
-def hermes_skill_dirs() -> List[Path]:
-    """HERMES_HOME/skills first, then ``skills.external_dirs`` (local-first precedence)."""
-    from agent.skill_utils import get_all_skills_dirs
-
-    return [Path(p) for p in get_all_skills_dirs()]
 
 
 def trigger_lines(body: str) -> List[str]:
@@ -85,14 +80,11 @@ def _as_list(value: Any) -> List[str]:
 
 
 def _entry(skill_file: Path, root: Path) -> Optional[SkillEntry]:
-    from agent.skill_utils import (extract_skill_conditions, parse_frontmatter, skill_matches_environment,
-                                   skill_matches_platform)
-
     text = skill_file.read_text(encoding="utf-8")
-    fm, body = parse_frontmatter(text)
+    fm, body = host.parse_frontmatter(text)
     if not isinstance(fm, dict):
         fm = {}
-    if not skill_matches_platform(fm) or not skill_matches_environment(fm):
+    if not host.offered_here(fm):
         return None
     rel = skill_file.relative_to(root).parts
     dir_name = rel[-2] if len(rel) >= 2 else skill_file.parent.name
@@ -111,20 +103,18 @@ def _entry(skill_file: Path, root: Path) -> Optional[SkillEntry]:
     desc = " ".join(str(fm.get("description") or "").split()).strip("'\"")
     return SkillEntry(name=name, qualified_name=qualified, path=str(skill_file.resolve()), description=desc,
                       tags=tags, category=category, threshold=threshold,
-                      requires_toolsets=_as_list(extract_skill_conditions(fm).get("requires_toolsets")),
+                      requires_toolsets=_as_list(host.required_toolsets(fm)),
                       triggers=trigger_lines(body), root=str(root.resolve()))
 
 
 def scan_skills(dirs: Optional[Iterable[Path]] = None) -> List[SkillEntry]:
     """Every offerable skill; the first directory wins on a name collision (as in Hermes)."""
-    from agent.skill_utils import iter_skill_index_files
-
-    roots = [Path(d).expanduser() for d in dirs] if dirs else hermes_skill_dirs()
+    roots = [Path(d).expanduser() for d in dirs] if dirs else host.skill_dirs()
     seen: Dict[str, SkillEntry] = {}
     for root in roots:
         if not root.is_dir():
             continue
-        for skill_file in iter_skill_index_files(root, "SKILL.md"):
+        for skill_file in host.skill_files(root):
             try:
                 entry = _entry(skill_file, root)
             except Exception as exc:  # one broken skill must not sink the index

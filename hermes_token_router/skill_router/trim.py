@@ -13,15 +13,10 @@ from typing import Iterable, List, Optional, Tuple
 
 import yaml
 
+from .host import config_path as hermes_config_path
 from .scan import scan_skills
 
 BACKUP_SUFFIX = ".token-router-skills.bak"
-
-
-def hermes_config_path() -> Path:
-    from hermes_constants import get_config_path
-
-    return Path(get_config_path())
 
 
 def disabled_list(keep: Iterable[str], dirs: Optional[Iterable[Path]] = None) -> Tuple[List[str], List[str]]:
