@@ -68,7 +68,7 @@ def first_turn(runtime, agent):
 def steady_turn(runtime, agent, cpu=None):
     started, cpu_started = time.perf_counter(), time.thread_time()
     runtime.pre_llm_call(session_id=agent.session_id, user_message="and then?", platform="telegram")
-    runtime.post_api_request(session_id=agent.session_id, assistant_message=NO_CALLS, platform="telegram")
+    runtime.recovery.post_api_request(session_id=agent.session_id, assistant_message=NO_CALLS, platform="telegram")
     if cpu is not None:
         cpu.append(time.thread_time() - cpu_started)
     return time.perf_counter() - started

@@ -190,7 +190,7 @@ def _request_toolset_case(args):
         def run():
             agent = env.agent  # noqa: F841
             started = time.perf_counter()
-            env.runtime.request_toolset(args() if callable(args) else args, session_id=env.agent.session_id)
+            env.runtime.recovery.request_toolset(args() if callable(args) else args, session_id=env.agent.session_id)
             return [time.perf_counter() - started]
         return env, run
     return prepare

@@ -7,9 +7,11 @@ fallback) asks this module one question -- ``admit`` -- and the planner asks ano
 ``floor``. The ``pre_tool_call`` guard (``guard.py``) enforces the same envelope for tools
 reached by paths the router does not control (the tool_search bridge).
 
-Pure: plain data in, frozen data out, no Hermes imports, no process-global authority.
-The host adapter reads the two channels, takes the owner snapshot and evaluates the worker
-predicate; this module only decides.
+Pure: plain data in, frozen data out, no Hermes imports and no state. The host adapter
+(``host.py``) supplies the surface, the owner look-up and the worker predicate; what the
+router remembers per agent (the bound envelope, quarantine, the contamination marker) and
+the ``pre_tool_call`` hook live in ``admission_state.py``; the all-or-nothing write that
+``check_candidate`` guards lives with the surface mutation (``surface_mutation.py``).
 
 Vocabulary
 * **Admission**: the parsed policy (``empty`` | ``valid`` | ``invalid``).
@@ -25,28 +27,23 @@ Vocabulary
 
 from __future__ import annotations
 
-import threading
-from dataclasses import dataclass, field
-from typing import (Any, Callable, Dict, FrozenSet, Iterable, List, Mapping, Optional, Sequence, Tuple,
-                    Union)
+from dataclasses import dataclass
+from typing import Any, Callable, Dict, FrozenSet, Iterable, List, Mapping, Optional, Sequence, Tuple
 
-# The two trusted channels (nothing else is ever read as admission metadata).
-HOOK_KEYWORD = "hermes_token_router_admission"
-AGENT_ATTRIBUTE = "_hermes_token_router_admission"
-SCHEMA_VERSION = 1
-_KEYS = frozenset({"schema_version", "protected_toolsets", "pinned_tool_names"})
+from .admission_policy import (DEFAULT_WORKER_TOOLSET, NOT_WORKER, UNCERTAIN, WORKER, Admission, OwnerSnapshot,
+                               as_snapshot, invalid_admission, parse_admission, read_channels, snapshot_owners,
+                               worker_status)
 
-# Reason codes (the same strings as ``recovery.py``; a test pins the equality).
+# Reason codes of every expansion answer (``request_toolset`` and the recovery path); the
+# one definition, imported wherever a reason is produced or checked.
 READY = "READY"
 ALREADY_LOADED = "ALREADY_LOADED"
+UNKNOWN_TOOLSET = "UNKNOWN_TOOLSET"
+UNRESOLVED_TOOL = "UNRESOLVED_TOOL"
 NO_AUTHORITY = "NO_AUTHORITY"
 NO_AUTHORITY_INVALID_POLICY = "NO_AUTHORITY_INVALID_POLICY"
 DENIED_PROTECTED = "DENIED_PROTECTED"
-
-# Admission status.
-EMPTY = "empty"
-VALID = "valid"
-INVALID = "invalid"
+ERROR = "ERROR"  # request_toolset failed inside the router; nothing changed
 
 # Envelope authority.
 CAPTURED = "captured"
@@ -54,216 +51,6 @@ NO_AUTHORITY_MODE = "no_authority"
 INVALID_MODE = "invalid"
 INSTALLED_ONLY = "installed_only"
 UNCAPTURABLE = "uncapturable"
-
-# Worker identity.
-WORKER = "worker"
-NOT_WORKER = "not_worker"
-UNCERTAIN = "uncertain"
-DEFAULT_WORKER_TOOLSET = "kanban"
-
-
-class _Missing:
-    """The channel was not provided at all (distinct from an explicit ``None``)."""
-
-    _instance: Optional["_Missing"] = None
-
-    def __new__(cls) -> "_Missing":
-        if cls._instance is None:
-            cls._instance = super().__new__(cls)
-        return cls._instance
-
-    def __repr__(self) -> str:
-        return "MISSING"
-
-    def __bool__(self) -> bool:
-        return False
-
-    def __reduce__(self) -> str:
-        return "MISSING"
-
-
-MISSING: Any = _Missing()
-
-
-# -- parsing -------------------------------------------------------------------------
-@dataclass(frozen=True)
-class Admission:
-    status: str
-    protected_toolsets: Tuple[str, ...] = ()
-    pinned_tool_names: Tuple[str, ...] = ()
-    error: str = ""
-
-    @property
-    def is_valid(self) -> bool:
-        return self.status != INVALID
-
-
-EMPTY_ADMISSION = Admission(EMPTY)
-
-
-def _invalid(error: str) -> Admission:
-    return Admission(INVALID, (), (), error)
-
-
-def _identifiers(value: Any, key: str) -> Union[Tuple[str, ...], str]:
-    """An exact tuple of identifiers, or an error string. Never normalises."""
-    if type(value) not in (list, tuple):
-        return f"{key} must be a list of strings, got {type(value).__name__}"
-    out: List[str] = []
-    seen = set()
-    for item in tuple(value):  # snapshot before looking at the items
-        if type(item) is not str:  # no bool, no None, no str subclasses
-            return f"{key} contains a non-string identifier ({type(item).__name__})"
-        if not item:
-            return f"{key} contains an empty identifier"
-        if item != item.strip():
-            return f"{key} contains a whitespace-padded identifier {item!r}"
-        if item in seen:
-            return f"{key} contains a duplicate identifier {item!r}"
-        seen.add(item)
-        out.append(item)
-    return tuple(out)
-
-
-def _parse_one(value: Any, channel: str) -> Admission:
-    if value is None:
-        return _invalid(f"{channel}: explicit None is not a policy")
-    if type(value) is not dict:
-        return _invalid(f"{channel}: expected a mapping, got {type(value).__name__}")
-    snapshot = dict(value)  # one read of the untouched input
-    keys = set(snapshot)
-    if any(type(k) is not str for k in keys):
-        return _invalid(f"{channel}: non-string key")
-    unknown = sorted(keys - _KEYS)
-    if unknown:
-        return _invalid(f"{channel}: unknown key(s) {', '.join(unknown)}")
-    missing = sorted(_KEYS - keys)
-    if missing:
-        return _invalid(f"{channel}: missing key(s) {', '.join(missing)}")
-    version = snapshot["schema_version"]
-    if type(version) is not int or version != SCHEMA_VERSION:
-        return _invalid(f"{channel}: schema_version must be the integer {SCHEMA_VERSION}, got {version!r}")
-    protected = _identifiers(snapshot["protected_toolsets"], "protected_toolsets")
-    if isinstance(protected, str):
-        return _invalid(f"{channel}: {protected}")
-    pins = _identifiers(snapshot["pinned_tool_names"], "pinned_tool_names")
-    if isinstance(pins, str):
-        return _invalid(f"{channel}: {pins}")
-    return Admission(VALID, protected, pins, "")
-
-
-def parse_admission(hook_value: Any = MISSING, agent_value: Any = MISSING) -> Admission:
-    """Parse the two trusted channels into one ``Admission``.
-
-    Missing on both channels is the valid empty policy. One present channel is parsed on
-    its own. Two present channels must parse to exactly the same policy (same identifiers,
-    same order); anything else is invalid.
-    """
-    hook_missing = hook_value is MISSING
-    agent_missing = agent_value is MISSING
-    if hook_missing and agent_missing:
-        return EMPTY_ADMISSION
-    parsed = []
-    if not hook_missing:
-        parsed.append(_parse_one(hook_value, "hook keyword " + HOOK_KEYWORD))
-    if not agent_missing:
-        parsed.append(_parse_one(agent_value, "agent attribute " + AGENT_ATTRIBUTE))
-    for p in parsed:
-        if not p.is_valid:
-            return p
-    if len(parsed) == 2 and (parsed[0].protected_toolsets != parsed[1].protected_toolsets
-                             or parsed[0].pinned_tool_names != parsed[1].pinned_tool_names):
-        return _invalid("the hook keyword and the agent attribute disagree")
-    return parsed[0]
-
-
-def read_channels(hook_kwargs: Optional[Mapping[str, Any]], agent: Any) -> Tuple[Any, Any]:
-    """(hook value, agent value) exactly as provided, ``MISSING`` where absent.
-
-    An agent attribute that cannot be read is reported as an invalid (non-mapping) value,
-    never as missing: an unreadable policy must not become the empty policy.
-    """
-    hook_value = MISSING
-    if hook_kwargs is not None and HOOK_KEYWORD in hook_kwargs:
-        hook_value = hook_kwargs[HOOK_KEYWORD]
-    agent_value = MISSING
-    if agent is not None:
-        try:
-            agent_value = getattr(agent, AGENT_ATTRIBUTE, MISSING)
-        except Exception as exc:  # a property that raises
-            agent_value = _Unreadable(type(exc).__name__)
-    return hook_value, agent_value
-
-
-@dataclass(frozen=True)
-class _Unreadable:
-    error: str
-
-
-# -- worker identity and owner snapshot ------------------------------------------------
-def worker_status(task_env: Optional[str], dispatcher_reports: Optional[bool], *, direct: bool) -> str:
-    """Evaluate worker identity once per agent and session.
-
-    ``task_env``: the raw ``HERMES_KANBAN_TASK`` value (None when unset).
-    ``dispatcher_reports``: Hermes's own answer to "is this a dispatcher-owned worker"
-    (None when the predicate could not be evaluated).
-    ``direct``: the agent is the top-level agent of its process (not a delegated child,
-    specialist, background fork, curator or cron run).
-    """
-    if task_env is None or task_env == "":
-        return NOT_WORKER
-    if not direct:
-        return NOT_WORKER  # an inherited environment confers no worker authority
-    if type(task_env) is not str or not task_env.strip():
-        return UNCERTAIN  # set but blank: Hermes's own checks disagree on this
-    if dispatcher_reports is None:
-        return UNCERTAIN
-    return WORKER if dispatcher_reports is True else NOT_WORKER
-
-
-OwnerSnapshot = Tuple[Tuple[str, Optional[str]], ...]
-
-
-def snapshot_owners(names: Sequence[str], owner_of: Callable[[str], Optional[str]]) -> Optional[OwnerSnapshot]:
-    """An immutable, ordered (name, owner) snapshot; ``None`` when any look-up is uncertain
-    (an exception, a non-string answer, a non-string or duplicate name)."""
-    out: List[Tuple[str, Optional[str]]] = []
-    seen = set()
-    try:
-        for name in tuple(names):
-            if type(name) is not str or not name or name in seen:
-                return None
-            seen.add(name)
-            owner = owner_of(name)
-            if owner is not None and type(owner) is not str:
-                return None
-            out.append((name, owner))
-    except Exception:
-        return None
-    return tuple(out)
-
-
-def _as_snapshot(owners: Any, names: Tuple[str, ...]) -> Optional[OwnerSnapshot]:
-    if owners is None:
-        return None
-    if isinstance(owners, tuple) and all(isinstance(p, tuple) and len(p) == 2 for p in owners):
-        snap = owners
-    elif isinstance(owners, Mapping):
-        try:
-            if any(n not in owners for n in names):
-                return None
-            snap = tuple((n, owners[n]) for n in names)
-        except Exception:
-            return None
-    elif callable(owners):
-        return snapshot_owners(names, owners)
-    else:
-        return None
-    if tuple(n for n, _ in snap) != names:
-        return None
-    if any(o is not None and type(o) is not str for _, o in snap):
-        return None
-    return snap
 
 
 # -- the envelope ----------------------------------------------------------------------
@@ -290,10 +77,6 @@ class Envelope:
     def floor(self) -> FrozenSet[str]:
         return frozenset(self.pins)
 
-    @property
-    def may_expand(self) -> bool:
-        return self.authority in (CAPTURED, NO_AUTHORITY_MODE)
-
     def owner(self, name: str) -> Tuple[bool, Optional[str]]:
         """(known, owner) from the bound snapshot."""
         if self.owners is not None:
@@ -315,7 +98,7 @@ def bind(admission: Admission, capture: Any, owners: Any, worker: str = NOT_WORK
     contaminated session). ``attachable``: the router can hold state for this agent.
     """
     if not isinstance(admission, Admission):
-        admission = _invalid("not an Admission")
+        admission = invalid_admission("not an Admission")
     names: Tuple[str, ...] = ()
     capturable = capture is not None
     if capturable:
@@ -342,7 +125,7 @@ def bind(admission: Admission, capture: Any, owners: Any, worker: str = NOT_WORK
     if not admission.is_valid:
         # No owner or definition look-up at all: the policy cannot be interpreted.
         return make(INVALID_MODE, None, (), (), False, "invalid admission policy: " + admission.error)
-    snap = _as_snapshot(owners, names)
+    snap = as_snapshot(owners, names)
     if snap is None or len(set(names)) != len(names):
         ceiling = tuple(names)  # cannot classify: everything visible stays, nothing is pruned
         pins = tuple(n for n in names if n in pinned)
@@ -369,14 +152,6 @@ class AdmitResult:
     reason: str
     authority: str = CAPTURED
     denied_toolsets: Tuple[str, ...] = ()
-
-    @property
-    def mixed(self) -> bool:
-        return bool(self.allowed) and bool(self.denied)
-
-    @property
-    def changes_nothing(self) -> bool:
-        return not self.allowed
 
 
 def _lookup(envelope: Envelope, name: str, owners: Any) -> Tuple[bool, Optional[str]]:
@@ -491,125 +266,6 @@ def annotate(outcome: Dict[str, Any], result: AdmitResult, added: Sequence[str])
     return out
 
 
-# -- no-authority contamination ----------------------------------------------------------
-@dataclass(frozen=True)
-class Contamination:
-    """Recorded (once, before assignment) when a NO_AUTHORITY session first appends ordinary
-    definitions: from then on nothing in this session may capture or promote an envelope."""
-
-    session_id: str
-    first_names: Tuple[str, ...]
-
-
-def mark_contaminated(existing: Optional[Contamination], session_id: str,
-                      names: Sequence[str]) -> Contamination:
-    """The marker to store: the existing one if any (immutable), else a new one."""
-    if existing is not None:
-        return existing
-    return Contamination(session_id, tuple(names))
-
-
-def may_capture(marker: Optional[Contamination]) -> bool:
-    return marker is None
-
-
-# -- one admission per agent and session ---------------------------------------------------
-ENVELOPE_ATTR = "admission_envelope"
-
-
-def bind_once(holder: Any, build: Callable[[], Envelope], attr: str = ENVELOPE_ATTR) -> Envelope:
-    """Return the envelope bound to ``holder`` (the agent's router state), building it at
-    most once. Same-session calls get the same object; disable/re-enable keep it (the
-    holder keeps it); ``unbind`` at session end clears it."""
-    lock = getattr(holder, "lock", None)
-    if lock is None:
-        lock = _fallback_lock(holder)
-    with lock:
-        current = getattr(holder, attr, None)
-        if isinstance(current, Envelope):
-            return current
-        envelope = build()
-        if not isinstance(envelope, Envelope):
-            raise TypeError("build() must return an Envelope")
-        setattr(holder, attr, envelope)
-        return envelope
-
-
-def unbind(holder: Any, attr: str = ENVELOPE_ATTR) -> None:
-    lock = getattr(holder, "lock", None) or _fallback_lock(holder)
-    with lock:
-        if getattr(holder, attr, None) is not None:
-            setattr(holder, attr, None)
-
-
-_LOCKS_GUARD = threading.Lock()
-
-
-def _fallback_lock(holder: Any) -> Any:
-    with _LOCKS_GUARD:
-        lock = getattr(holder, "_admission_lock", None)
-        if lock is None:
-            lock = threading.RLock()
-            setattr(holder, "_admission_lock", lock)
-        return lock
-
-
-# -- all or nothing --------------------------------------------------------------------------
-_ABSENT = object()
-
-
-class RollbackFailed(RuntimeError):
-    """An assignment failed and at least one rollback step failed too."""
-
-
-def apply_all_or_nothing(setters: Sequence[Tuple[Any, str, Any]], *,
-                         validate: Optional[Callable[[], Optional[str]]] = None,
-                         lock: Any = None) -> None:
-    """Run ``setattr(obj, attr, value)`` for each triple; on any failure restore every
-    attribute already touched to the exact previous object (or delete it if it did not
-    exist), in reverse order, then re-raise. ``validate`` runs before any setter; a
-    returned string aborts with ``ValueError`` and nothing is touched."""
-    setters = tuple(setters)
-    if validate is not None:
-        problem = validate()
-        if problem:
-            raise ValueError(problem)
-    ctx = lock if lock is not None else _NullContext()
-    with ctx:
-        previous: List[Tuple[Any, str, Any]] = []
-        for obj, attr, _ in setters:  # read everything before writing anything
-            previous.append((obj, attr, getattr(obj, attr, _ABSENT)))
-        done = 0
-        try:
-            for obj, attr, value in setters:
-                setattr(obj, attr, value)
-                done += 1
-        except BaseException as exc:
-            errors = []
-            # Restore the failed one too: a setter may have half-written before raising.
-            for obj, attr, old in reversed(previous[:done + 1]):
-                try:
-                    if old is _ABSENT:
-                        if hasattr(obj, attr):
-                            delattr(obj, attr)
-                    elif getattr(obj, attr, _ABSENT) is not old:
-                        setattr(obj, attr, old)
-                except Exception as rb:  # keep going: restore as much as possible
-                    errors.append(f"{attr}: {type(rb).__name__}")
-            if errors:
-                raise RollbackFailed(f"assignment failed ({type(exc).__name__}); rollback failed for "
-                                     + ", ".join(errors)) from exc
-            raise
-
-
-class _NullContext:
-    def __enter__(self) -> None:
-        return None
-
-    def __exit__(self, *exc: Any) -> bool:
-        return False
-
-
 def check_candidate(envelope: Envelope, candidate_names: Sequence[str], *,
                     previous: Optional[Sequence[str]] = None,
                     extra: Iterable[str] = ()) -> Optional[str]:
@@ -656,41 +312,6 @@ def check_candidate(envelope: Envelope, candidate_names: Sequence[str], *,
     return None
 
 
-def installed_exactly(expected: Any, actual: Any) -> bool:
-    """Retry is allowed only when the agent shows exactly the admitted installation."""
-    return expected is not None and actual is expected
-
-
-# -- failed restores and quarantine -------------------------------------------------------
-RESTORE = "restore"  # the agent still shows our last commit: put the old envelope back
-RELEASED = "released"  # the agent already shows the old capture
-LEAVE = "leave"  # anything else: touch nothing, warn once
-
-
-def quarantine_step(agent_tools: Any, committed_tools: Any, capture_tools: Any) -> str:
-    """What to do with an agent that still carries a failed restore (by identity only)."""
-    if capture_tools is not None and agent_tools is capture_tools:
-        return RELEASED
-    if committed_tools is not None and agent_tools is committed_tools:
-        return RESTORE
-    return LEAVE
-
-
-@dataclass
-class WarnOnce:
-    """One warning per session."""
-
-    _seen: set = field(default_factory=set)
-    _lock: Any = field(default_factory=threading.Lock, repr=False)
-
-    def first(self, session_id: str) -> bool:
-        with self._lock:
-            if session_id in self._seen:
-                return False
-            self._seen.add(session_id)
-            return True
-
-
 # -- the adapter's one call -----------------------------------------------------------------
 def establish(hook_kwargs: Optional[Mapping[str, Any]], agent: Any, names: Optional[Sequence[str]],
               owner_of: Callable[[str], Optional[str]], *, session_id: str,
@@ -720,83 +341,3 @@ def establish(hook_kwargs: Optional[Mapping[str, Any]], agent: Any, names: Optio
     snap = snapshot_owners(tuple(names), owner_of)
     return bind(adm, tuple(names), snap, worker, session_id=session_id, provenance=provenance,
                 attachable=attachable, worker_toolset=worker_toolset)
-
-
-SLOT_ATTR = "_hermes_token_router_envelope"
-
-
-@dataclass
-class AgentSlot:
-    """The router's admission state held *on the agent* (per agent, never process-global).
-
-    ``envelope`` belongs to ``envelope.session_id``; ``restore_pending`` is set when that
-    session's restore failed, which keeps the envelope (and the guard) alive across a
-    reuse of the agent for another session: quarantine.
-    """
-
-    envelope: Envelope
-    restore_pending: bool = False
-    contamination: Optional[Contamination] = None
-    lock: Any = field(default_factory=threading.RLock, repr=False)
-
-
-def slot_of(agent: Any) -> Optional[AgentSlot]:
-    try:
-        slot = vars(agent).get(SLOT_ATTR)
-    except TypeError:
-        return None
-    return slot if isinstance(slot, AgentSlot) else None
-
-
-def can_attach(agent: Any) -> bool:
-    try:
-        vars(agent)
-        return True
-    except TypeError:
-        return False
-
-
-def envelope_for(agent: Any, session_id: str, build: Callable[[], Envelope]) -> Tuple[Envelope, bool]:
-    """(envelope, quarantined). Same agent and session: the same object. A different
-    session on an agent whose old restore is pending: the *old* envelope, quarantined.
-    Otherwise a new envelope is built once and attached (if the agent takes attributes)."""
-    slot = slot_of(agent)
-    if slot is not None:
-        with slot.lock:
-            if slot.envelope.session_id == session_id:
-                return slot.envelope, False
-            if slot.restore_pending:
-                return slot.envelope, True
-    envelope = build()
-    if can_attach(agent):
-        with _LOCKS_GUARD:
-            current = slot_of(agent)
-            if current is not None and (current.envelope.session_id == session_id or current.restore_pending):
-                return current.envelope, current.envelope.session_id != session_id
-            vars(agent)[SLOT_ATTR] = AgentSlot(envelope)
-    return envelope, False
-
-
-def mark_restore(agent: Any, session_id: str, ok: bool) -> None:
-    """After a session-end restore: success releases the slot, failure keeps it pending."""
-    slot = slot_of(agent)
-    if slot is None or slot.envelope.session_id != session_id:
-        return
-    with slot.lock:
-        if ok:
-            try:
-                vars(agent).pop(SLOT_ATTR, None)
-            except TypeError:
-                pass
-        else:
-            slot.restore_pending = True
-
-
-def record_contamination(agent: Any, session_id: str, names: Sequence[str]) -> Optional[Contamination]:
-    """Call *before* assigning a NO_AUTHORITY append: stores the immutable marker once."""
-    slot = slot_of(agent)
-    if slot is None or slot.envelope.session_id != session_id:
-        return None
-    with slot.lock:
-        slot.contamination = mark_contaminated(slot.contamination, session_id, names)
-        return slot.contamination

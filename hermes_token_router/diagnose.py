@@ -388,7 +388,7 @@ def check_loaded(report: Report) -> None:
                    f"Hermes did not load {PLUGIN_NAME}" + (f": {why}" if why else " (not enabled or not found)"))
         return
     missing = [h for h, cbs in hooks.items()
-               if not any(type(getattr(cb, "__self__", None)).__name__ == "RouterRuntime" for cb in cbs)]
+               if not any(type(getattr(cb, "__self__", None)).__name__ in ("RouterRuntime", "Recovery") for cb in cbs)]
     if missing:
         report.add("install", "loaded by Hermes", FAIL, f"loaded, but these hooks are not registered: {', '.join(missing)}")
         return

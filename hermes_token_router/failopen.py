@@ -1,16 +1,18 @@
 """The fail-open wall: no exception of ours ever reaches Hermes.
 
 Every hook, middleware, tool handler and command the plugin registers is wrapped by
-``guarded``: an exception logs one warning, leaves a note in the debug trail, and returns
-``None``, so the user's turn goes on with the tool surface as it was (full, if the router
-had not narrowed it yet).
+``guarded``: an exception logs one warning and returns ``None``, so the user's turn goes on
+with the tool surface as it was (full, if the router had not narrowed it yet). When the
+wrapped object was given a debug trail (``self.debug``, a ``debuglog.DebugTrail``), the
+failure is noted there too; an object without one is still guarded.
 """
 
 from __future__ import annotations
 
 import functools
 import logging
-from typing import Any
+import threading
+from typing import Any, Set
 
 log = logging.getLogger("hermes_token_router")
 
@@ -25,7 +27,27 @@ def guarded(hook: str):
                 log.warning("hermes-token-router: %s failed (%s: %s); the tool surface is left as it was",
                             hook, type(exc).__name__, exc)
                 log.debug("hermes-token-router: %s traceback", hook, exc_info=True)
-                self.debug.note("error", hook=hook, error=type(exc).__name__)
+                trail = getattr(self, "debug", None)
+                if trail is not None:
+                    try:
+                        trail.note("error", hook=hook, error=type(exc).__name__)
+                    except Exception:
+                        pass
                 return None
         return inner
     return wrap
+
+
+class WarnOnce:
+    """One warning per session, shared by everything that warns about a session's surface."""
+
+    def __init__(self) -> None:
+        self._seen: Set[str] = set()
+        self._lock = threading.Lock()
+
+    def first(self, session_id: str) -> bool:
+        with self._lock:
+            if session_id in self._seen:
+                return False
+            self._seen.add(session_id)
+            return True

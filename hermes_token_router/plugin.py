@@ -24,9 +24,6 @@ from .catalog import base_schema
 from .commands import RouterCommand
 from .runtime import RouterRuntime
 
-HOOKS = ("pre_llm_call", "post_api_request", "on_session_end", "on_session_finalize", "on_session_reset",
-         "pre_gateway_dispatch")
-
 
 def never_in_host_surface() -> bool:
     """``request_toolset``'s availability check: always False, so Hermes never builds it into
@@ -36,15 +33,22 @@ def never_in_host_surface() -> bool:
 
 def register(ctx: Any) -> RouterRuntime:
     runtime = RouterRuntime()
-    for name in HOOKS:
-        ctx.register_hook(name, getattr(runtime, name))
-    guard = getattr(runtime, "pre_tool_call", None)
-    if guard is not None:
-        ctx.register_hook("pre_tool_call", guard)
-    ctx.register_middleware("tool_request", runtime.tool_request)
+    recovery, admission = runtime.recovery, runtime.admission
+    # runtime.py: the session lifecycle.
+    ctx.register_hook("pre_llm_call", runtime.pre_llm_call)
+    ctx.register_hook("on_session_end", runtime.on_session_end)
+    ctx.register_hook("on_session_finalize", runtime.on_session_finalize)
+    ctx.register_hook("on_session_reset", runtime.on_session_reset)
+    ctx.register_hook("pre_gateway_dispatch", runtime.pre_gateway_dispatch)
+    # recovery.py: the recovery path.
+    ctx.register_hook("post_api_request", recovery.post_api_request)
+    ctx.register_middleware("tool_request", recovery.tool_request)
     ctx.register_tool(name="request_toolset", toolset="router", schema=base_schema(),
-                      handler=runtime.request_toolset, check_fn=never_in_host_surface,
+                      handler=recovery.request_toolset, check_fn=never_in_host_surface,
                       description="Load more toolsets into this session", emoji="🧭")
+    # admission_state.py: the protected-tool guard.
+    ctx.register_hook("pre_tool_call", admission.pre_tool_call)
+    # commands.py: /router.
     ctx.register_command("router", RouterCommand(runtime), description="Tool router: on | off | reset | status",
                          args_hint="on|off|reset|status")
     return runtime

@@ -5,8 +5,10 @@ pruned tool. In 0.19.0 the only hook that sees a tool call *before* Hermes valid
 fuzzily "repairs") its name is ``post_api_request``; ``tool_request`` middleware runs after
 validation, so it is registered too but only helps hosts that call it earlier. Both doors
 resolve names against the session's capture (never the global registry: we only bring
-back what the host gave this agent) and call ``surface_mutation.install``. ``RecoveryHooks`` (mixed
-into the runtime) holds the hook and tool-handler side of it.
+back what the host gave this agent) and call ``surface_mutation.install``. ``Recovery`` is
+the runtime's recovery part: it holds the two hooks, the ``tool_request`` middleware and the
+``request_toolset`` handler. ``resolve`` and ``expand_session`` take what Hermes knows as
+arguments, so they run on plain data too.
 """
 
 from __future__ import annotations
@@ -15,29 +17,22 @@ import json
 import logging
 import time
 from dataclasses import dataclass, field
-from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
 
-from . import admission, host, surface_mutation
+from . import admission, admission_state, host, surface_mutation
+from .admission import (ALREADY_LOADED, DENIED_PROTECTED, ERROR, NO_AUTHORITY, NO_AUTHORITY_INVALID_POLICY, READY,
+                        UNKNOWN_TOOLSET, UNRESOLVED_TOOL)
 from .failopen import guarded
 from .session_state import ROUTED, SessionState
 from .surface import ROUTER_TOOL, tool_name
 
 log = logging.getLogger("hermes_token_router")
 
-READY = "READY"
-ALREADY_LOADED = "ALREADY_LOADED"
-UNKNOWN_TOOLSET = "UNKNOWN_TOOLSET"
-UNRESOLVED_TOOL = "UNRESOLVED_TOOL"
-NO_AUTHORITY = "NO_AUTHORITY"
-NO_AUTHORITY_INVALID_POLICY = "NO_AUTHORITY_INVALID_POLICY"
-DENIED_PROTECTED = "DENIED_PROTECTED"
-ERROR = "ERROR"
 # The model's request is data from an untrusted source: at most this many names, each
 # clipped, so a flood of names cannot make the answer (which goes back into the model's
 # context) or the look-ups grow without bound.
 MAX_REQUESTED = 32
 MAX_NAME_CHARS = 64
-
 
 @dataclass
 class Resolution:
@@ -47,11 +42,14 @@ class Resolution:
     verdict: Any = None  # the admission result the expansion was held to
 
 
-def resolve(state: SessionState, requested: Sequence[str]) -> Resolution:
+def resolve(state: SessionState, requested: Sequence[str], *, static: Mapping[str, Sequence[str]],
+            registered: Callable[[str], bool]) -> Resolution:
     """Map requested toolset (or tool) names onto the session's capture.
 
     Exact names win before case folding. A name may also be a tool: its owning toolset is
-    loaded. Names the capture cannot serve are reported, never manufactured.
+    loaded. Names the capture cannot serve are reported, never manufactured. ``static``:
+    Hermes's static members of the requested names; ``registered``: is a name a Hermes tool
+    (asked only for names the capture cannot serve).
     """
     cap = state.capture
     out = Resolution()
@@ -59,7 +57,6 @@ def resolve(state: SessionState, requested: Sequence[str]) -> Resolution:
         return out
     owners = cap.owner_order()
     by_fold = {o.casefold(): o for o in owners}
-    static = host.static_members([r for r in requested if isinstance(r, str)])
     captured = set(cap.names)
     for raw in requested:
         if not isinstance(raw, str) or not raw.strip():
@@ -81,7 +78,7 @@ def resolve(state: SessionState, requested: Sequence[str]) -> Resolution:
             toolset = owner or name
             members = cap.tools_of(owner) if owner else (name,)
         if toolset is None:
-            reason = UNRESOLVED_TOOL if host.is_registered(name) else UNKNOWN_TOOLSET
+            reason = UNRESOLVED_TOOL if registered(name) else UNKNOWN_TOOLSET
             out.per_request[name] = reason
             continue
         out.per_request[name] = toolset
@@ -189,38 +186,51 @@ def deny_protected(out: Dict[str, Any], protected: Iterable[str]) -> Dict[str, A
     return out
 
 
-class RecoveryHooks:
-    """The hook side of recovery, mixed into ``RouterRuntime``: ``post_api_request`` (the
-    only 0.19.0 hook before name validation), ``tool_request`` middleware, the
-    ``request_toolset`` tool handler, and the no-authority append. Every expansion path
-    asks the same admission verdict and writes through ``session``."""
+def verdict_for(envelope: Optional["admission.Envelope"], names: Sequence[str], owners: Any) -> "admission.AdmitResult":
+    """The one admission answer every expansion path shares (route floor, request_toolset,
+    pruned-call and tool_request recovery, skill requirements); no bound envelope is no
+    authority."""
+    if envelope is None:
+        return admission.AdmitResult((), tuple(names), NO_AUTHORITY)
+    return admission.admit(envelope, names, owners)
 
-    @staticmethod
-    def _bound_envelope(agent: Any, session_id: str) -> Any:
-        slot = admission.slot_of(agent) if agent is not None else None
-        if slot is None or slot.envelope.session_id != session_id:
-            return None
-        return slot.envelope
 
-    def _verdict(self, agent: Any, names: list, owners: Any) -> "admission.AdmitResult":
-        """The one admission answer every expansion path shares (route floor, request_toolset,
-        pruned-call and tool_request recovery, skill requirements)."""
-        slot = admission.slot_of(agent) if agent is not None else None
-        if slot is None:
-            return admission.AdmitResult((), tuple(names), admission.NO_AUTHORITY)
-        return admission.admit(slot.envelope, names, owners)
+def expand_session(state: SessionState, agent: Any, requested: Sequence[str], envelope: Any, *,
+                   static: Mapping[str, Sequence[str]], registered: Callable[[str], bool],
+                   still_valid: Callable[[], bool], lock: "surface_mutation.Lock",
+                   estimate: "surface_mutation.Estimate") -> Tuple[Resolution, Tuple[str, ...]]:
+    """Resolve, admit and install one expansion of a routed session; what Hermes knows comes
+    in as arguments (``Recovery.expand`` passes the host adapter's answers)."""
+    res = resolve(state, requested, static=static, registered=registered)
+    verdict = verdict_for(envelope, list(res.names), state.capture.owners if state.capture else None)
+    res.verdict = verdict
+    added: Tuple[str, ...] = ()
+    if verdict.allowed:
+        toolsets = [t for t in res.toolsets if t not in verdict.denied_toolsets]
+        added = surface_mutation.install(state, agent, list(verdict.allowed), toolsets, still_valid, envelope,
+                                         lock=lock, estimate=estimate)
+    return res, added
 
-    def _expand(self, state: SessionState, agent: Any, requested: list, via: str,
-                started: Optional[float] = None) -> Tuple[Resolution, Tuple[str, ...]]:
-        res = resolve(state, requested)
-        fence = self._fence(started if started is not None else time.monotonic(), state)
-        added: Tuple[str, ...] = ()
-        verdict = self._verdict(agent, list(res.names), state.capture.owners if state.capture else None)
-        res.verdict = verdict
-        if verdict.allowed:
-            toolsets = [t for t in res.toolsets if t not in verdict.denied_toolsets]
-            added = surface_mutation.install(state, agent, list(verdict.allowed), toolsets, fence,
-                                    envelope=self._bound_envelope(agent, state.session_id))
+
+class Recovery:
+    """The runtime's recovery part, given the state registry and the runtime's fence
+    (``fence(started, state)``: the predicate every write re-checks under the session lock).
+    ``post_api_request`` is the only 0.19.0 hook before name validation; ``tool_request``
+    helps hosts that run it earlier; ``request_toolset`` is the model's own door."""
+
+    def __init__(self, states: Any, fence: Callable[..., Callable[[], bool]], debug: Any) -> None:
+        self.states = states
+        self.fence = fence
+        self.debug = debug
+
+    def expand(self, state: SessionState, agent: Any, requested: list, via: str,
+               started: Optional[float] = None) -> Tuple[Resolution, Tuple[str, ...]]:
+        names = [r for r in requested if isinstance(r, str)]
+        res, added = expand_session(
+            state, agent, requested, admission_state.bound_envelope(agent, state.session_id),
+            static=host.static_members(names), registered=host.is_registered,
+            still_valid=self.fence(started if started is not None else time.monotonic(), state),
+            lock=host.surface_lock, estimate=host.estimate_tokens)
         if added:
             with state.lock:
                 for ts in res.toolsets:
@@ -244,12 +254,12 @@ class RecoveryHooks:
             return None
         owners = pruned_calls(state, agent, called_names(assistant_message))
         if owners:
-            self._expand(state, agent, owners, via="pruned_call")
+            self.expand(state, agent, owners, via="pruned_call")
         return None
 
     def _recover_without_authority(self, state: SessionState, session_id: str, assistant_message: Any) -> None:
         agent = state.agent
-        env = self._bound_envelope(agent, session_id)
+        env = admission_state.bound_envelope(agent, session_id)
         if agent is None or env is None or env.authority != admission.NO_AUTHORITY_MODE:
             return
         missing = [n for n in called_names(assistant_message)
@@ -266,7 +276,7 @@ class RecoveryHooks:
             return None
         owners = pruned_calls(state, state.agent, [tool_name])
         if owners:
-            self._expand(state, state.agent, owners, via="tool_request")
+            self.expand(state, state.agent, owners, via="tool_request")
         return None
 
     def request_toolset(self, args: Any = None, **kwargs: Any) -> str:
@@ -288,10 +298,10 @@ class RecoveryHooks:
         if state is None or state.phase != ROUTED or agent is None:
             out = self._full_surface_answer(agent, requested, reason_text, session_id)
         else:
-            res, added = self._expand(state, agent, requested, via="request_toolset")
+            res, added = self.expand(state, agent, requested, via="request_toolset")
             out = outcome(state, res, added, reason_text)
             out = admission.annotate(out, res.verdict, added) if res.verdict else out
-        env = self._bound_envelope(agent, session_id)
+        env = admission_state.bound_envelope(agent, session_id)
         if env is not None:
             out = deny_protected(out, env.protected_toolsets)
         if dropped:
@@ -303,7 +313,7 @@ class RecoveryHooks:
         """No narrowing in force: every admitted toolset is already loaded, unless the host
         gave no untouched provenance (append-only ordinary additions) or an invalid policy
         (nothing at all, and no look-ups)."""
-        env = self._bound_envelope(agent, session_id)
+        env = admission_state.bound_envelope(agent, session_id)
         if env is not None and env.authority == admission.INVALID_MODE:
             return {"reason": NO_AUTHORITY_INVALID_POLICY, "added": [], "toolsets": [],
                     "denied": list(requested), "request_reason": reason_text}
@@ -330,7 +340,8 @@ class RecoveryHooks:
         defs = [d for d in host.ordinary_definitions(agent, requested) if tool_name(d) not in current]
         verdict = admission.admit(env, [tool_name(d) for d in defs], host.owner_of)
         allowed = [d for d in defs if tool_name(d) in set(verdict.allowed)]
-        added = surface_mutation.append_without_authority(agent, env.session_id, allowed) if allowed else []
+        added = surface_mutation.append_without_authority(agent, env.session_id, allowed,
+                                                           lock=host.surface_lock) if allowed else []
         out = {"reason": NO_AUTHORITY, "added": added, "toolsets": sorted({host.owner_of(n) for n in added}),
                "denied": list(verdict.denied), "request_reason": reason_text}
         if verdict.denied_toolsets:

@@ -1,12 +1,14 @@
-"""Hook entry points: the contract between Hermes and the router.
+"""The runtime: what the plugin keeps in a process, and the session lifecycle hooks.
 
-``RouterRuntime`` holds everything the plugin keeps in a process and sequences the
-session lifecycle (``pre_llm_call``, ``on_session_end``/``_finalize``/``_reset``, the gateway
-hook). Each public method is registered by ``plugin.register`` and wrapped by
-``failopen.guarded``. The routing decision lives in ``router``, the surface mutation in
-``surface_mutation``, the recovery path (``post_api_request``, ``tool_request``, ``request_toolset``)
-in ``recovery``, and the host-admission hooks (envelope binding, the protected-tool guard)
-in ``admission_hooks``.
+``RouterRuntime`` owns the config, the ``/router`` switch, the per-session state registry
+and the fence, and composes the two other parts it hands them to: ``recovery`` (a
+``recovery.Recovery``: ``post_api_request``, ``tool_request``, ``request_toolset``) and
+``admission`` (an ``admission_state.AdmissionBinding``: envelope binding, quarantine, the
+``pre_tool_call`` guard), plus ``skills`` (a ``skill_router.sessions.SkillSessions``: the
+turn's skill injection). The hooks implemented here are the lifecycle ones
+(``pre_llm_call``, ``on_session_end``/``_finalize``/``_reset``, ``pre_gateway_dispatch``);
+``plugin.register`` names each hook's owner. The routing decision lives in ``router``, every
+write to a surface in ``surface_mutation``.
 """
 
 from __future__ import annotations
@@ -15,21 +17,23 @@ import logging
 import threading
 import time
 import weakref
-from typing import Any, Dict, Optional, Tuple
+from typing import Any, Callable, Dict, Iterable, Optional, Sequence, Tuple
 
-from . import admission, host, surface_mutation
-from .admission_hooks import AdmissionHooks
-from .failopen import guarded
-from .recovery import RecoveryHooks
+from . import admission, admission_state, host, surface_mutation
+from .admission_state import AdmissionBinding
 from .catalog import load_blurbs
 from .config import ConfigStore, RouterConfig, env_enabled, resolve_profile_name
 from .debuglog import DebugTrail
 from .decision import full_surface
+from .failopen import WarnOnce, guarded
 from .ledger import LEDGER_NAME, Ledger, turn_record
 from .normalize import message_text
 from .paths import shipped, state_dir
+from .recovery import Recovery
 from .router import decide, with_floor
 from .session_state import FULL, ROUTED, SessionState, StateRegistry
+from .skill_router.sessions import SkillSessions
+from .surface import Capture
 
 log = logging.getLogger("hermes_token_router")
 
@@ -46,9 +50,37 @@ class _Ticket:
         self.ended = False
 
 
-class RouterRuntime(RecoveryHooks, AdmissionHooks):
-    """Everything the plugin keeps in a process: config, the ``/router`` switch and the
-    per-session state registry. One instance per ``register`` call; no module globals."""
+def elapsed_ok(started: float, budget_s: Optional[float]) -> Callable[[], bool]:
+    """A fence predicate: still within the hook's time budget (None or 0 = unlimited)."""
+    if not budget_s:
+        return lambda: True
+    deadline = started + budget_s
+    return lambda: time.monotonic() <= deadline
+
+
+def catalog_text(capture: Capture, blurbs: dict) -> str:
+    """The session's capability catalog, with the host's availability and descriptions."""
+    owners = surface_mutation.catalog_owners(capture)
+    return surface_mutation.build_catalog(capture, blurbs, host.available_by_owner(owners),
+                                          host.toolset_descriptions(owners))
+
+
+def plan_on_host(capture: Capture, toolsets: Sequence[str], cfg: RouterConfig, blurbs: dict, *,
+                 catalog: Optional[str] = None, router_definition: Optional[dict] = None,
+                 extra_keep: Iterable[str] = ()) -> "surface_mutation.Plan":
+    """``surface_mutation.plan`` given this Hermes's answers (static toolset members, the
+    catalog, its own token estimate); shared with the benchmark's offline pricing."""
+    return surface_mutation.plan(capture, toolsets, cfg, static=host.static_members(toolsets),
+                                 catalog_text=catalog if catalog is not None else catalog_text(capture, blurbs),
+                                 estimate=host.estimate_tokens, router_definition=router_definition,
+                                 extra_keep=extra_keep)
+
+
+class RouterRuntime:
+    """Everything the plugin keeps in a process: config, the ``/router`` switch, the
+    per-session state registry, and the recovery and admission parts it composes (each
+    given the registry and what else it needs explicitly). One instance per ``register``
+    call; no module globals."""
 
     def __init__(self, config: Optional[ConfigStore] = None) -> None:
         self.config = config or ConfigStore()
@@ -57,18 +89,19 @@ class RouterRuntime(RecoveryHooks, AdmissionHooks):
         self._switch: Optional[bool] = None
         self._switch_lock = threading.Lock()
         self._blurbs: Optional[dict] = None
-        self._skill_routers: Dict[str, Any] = {}
-        self._skill_lock = threading.Lock()
+        self.skills = SkillSessions()
         self._gateway_ref: Any = None
         self._last_source: Any = None
         self._ledger: Optional[Ledger] = None
         self._hook_budget_s: Optional[float] = None
-        self._warn_once = admission.WarnOnce()
+        self._warn_once = WarnOnce()
         # First-turn hooks in flight, per session: a session that ends while one of them is
         # still classifying (no state stored yet) marks its ticket, and the hook commits nothing.
         self._inflight: Dict[str, list] = {}
         self._inflight_lock = threading.Lock()
         self._rules_checked: Tuple[Any, Optional[str]] = (None, None)  # (rule set, its problem)
+        self.recovery = Recovery(self.states, self.fence, self.debug)
+        self.admission = AdmissionBinding(self.states, self._end_session, self._warn_once, self.debug)
 
     # -- settings --------------------------------------------------------------------
     @property
@@ -119,14 +152,15 @@ class RouterRuntime(RecoveryHooks, AdmissionHooks):
             self._hook_budget_s = host.hook_callback_timeout_s() / 2.0
         return self._hook_budget_s
 
-    def _fence(self, started: float, state: Optional[SessionState] = None, session_id: str = "",
-               ticket: Optional["_Ticket"] = None, envelope: Any = _UNSET):
-        within = surface_mutation.elapsed_ok(started, self.hook_budget_s())
+    def fence(self, started: float, state: Optional[SessionState] = None, session_id: str = "",
+              ticket: Optional["_Ticket"] = None, envelope: Any = _UNSET) -> Callable[[], bool]:
+        """The predicate a write re-checks under the session lock (docs/threads.md)."""
+        within = elapsed_ok(started, self.hook_budget_s())
         if state is None:
             return within
         agent = state.agent
         bound = envelope if envelope is not _UNSET else (
-            self._bound_envelope(agent, state.session_id) if agent is not None else None)
+            admission_state.bound_envelope(agent, state.session_id) if agent is not None else None)
 
         def valid() -> bool:
             """Still within the hook's budget, the session still ours and still running,
@@ -134,7 +168,7 @@ class RouterRuntime(RecoveryHooks, AdmissionHooks):
             current = state.agent
             return within() and self.states.get(session_id or state.session_id) is state \
                 and not (ticket is not None and ticket.ended) \
-                and (current is None or self._bound_envelope(current, state.session_id) is bound)
+                and (current is None or admission_state.bound_envelope(current, state.session_id) is bound)
         return valid
 
     def _begin(self, session_id: str) -> "_Ticket":
@@ -179,13 +213,13 @@ class RouterRuntime(RecoveryHooks, AdmissionHooks):
             return None
         if host.is_subagent(agent):
             return None
-        envelope, quarantined = self._envelope(agent, session_id, kwargs)
+        envelope, quarantined = self.admission.envelope(agent, session_id, kwargs)
         if quarantined:
-            self._retry_quarantine(agent, envelope.session_id)
-            slot = admission.slot_of(agent)
+            self.admission.retry_quarantine(agent, envelope.session_id)
+            slot = admission_state.slot_of(agent)
             if slot is not None and slot.envelope is envelope:
                 return None  # still quarantined: route nothing; the guard keeps the old policy
-            envelope, _ = self._envelope(agent, session_id, kwargs)
+            envelope, _ = self.admission.envelope(agent, session_id, kwargs)
         cfg, profile, error = self.settings(agent)
         on, source = self.enabled(cfg)
         if not on:
@@ -199,18 +233,18 @@ class RouterRuntime(RecoveryHooks, AdmissionHooks):
             # Admission is bound; no classifier, look-up, recovery or capture for an empty message.
             self.debug.note("bail", hook="pre_llm_call", session=session_id, reason="empty_message")
             return None
-        injection = self._skills_for_turn(cfg, session_id, text)
+        injection = self.skills.for_turn(cfg.skills, session_id, text)
         extra = tuple(injection.requires_toolsets) if injection is not None else ()
         if state is None:
             self._route(agent, session_id, profile, text, cfg, extra, started, ticket, envelope)
         elif state.phase == ROUTED:
             if state.agent is not agent:
                 self.states.rebind(state, agent)
-            how_sticky = surface_mutation.reapply(state, agent, cfg, self.blurbs,
-                                         self._fence(started, state, envelope=envelope), envelope=envelope)
+            how_sticky = self._keep_sticky(state, agent, cfg, self.fence(started, state, envelope=envelope),
+                                           envelope)
             self.debug.note("sticky", session=session_id, result=how_sticky)
             if extra:
-                self._expand(state, agent, list(extra), via="skill", started=started)
+                self.recovery.expand(state, agent, list(extra), via="skill", started=started)
         if injection is None:
             return None
         state = self.states.get(session_id)
@@ -252,7 +286,7 @@ class RouterRuntime(RecoveryHooks, AdmissionHooks):
             with state.lock:
                 state.tokens_full = state.tokens_now = host.estimate_tokens(capture.tools)
             return
-        p = surface_mutation.plan(capture, with_floor(decision, cfg, extra), cfg, self.blurbs,
+        p = plan_on_host(capture, with_floor(decision, cfg, extra), cfg, self.blurbs,
                          extra_keep=admission.floor(envelope) if envelope is not None else ())
         if p.tokens_now >= p.tokens_full:
             self.debug.note("bail", session=session_id, reason="no_saving")
@@ -260,8 +294,8 @@ class RouterRuntime(RecoveryHooks, AdmissionHooks):
                 state.tokens_full = state.tokens_now = p.tokens_full
             return
         try:
-            surface_mutation.commit_route(state, agent, p, self._fence(started, state, ticket=ticket, envelope=envelope),
-                                 envelope=envelope)
+            surface_mutation.commit_route(state, agent, p, self.fence(started, state, ticket=ticket, envelope=envelope),
+                                          envelope, lock=host.surface_lock)
         except surface_mutation.Fenced as exc:
             self.debug.note("fenced", session=session_id, reason=str(exc))
 
@@ -286,10 +320,25 @@ class RouterRuntime(RecoveryHooks, AdmissionHooks):
         self._rules_checked = (rules, problem)
         return problem
 
+    def _keep_sticky(self, state: SessionState, agent: Any, cfg: RouterConfig, still_valid: Callable[[], bool],
+                     envelope: Any) -> str:
+        """A routed session's later turn: keep, put back, or re-narrow a host rebuild (the
+        rebuilt surface is captured and planned here, then committed by ``renarrow``)."""
+        how = surface_mutation.reinstall(state, agent, still_valid, envelope, lock=host.surface_lock)
+        if how != surface_mutation.REBUILT:
+            return how
+        fresh = host.capture(agent)
+        text = catalog_text(fresh, self.blurbs)
+        p = plan_on_host(fresh, state.loaded_toolsets, cfg, self.blurbs, catalog=text,
+                         router_definition=state.router_definition if text == state.catalog_text else None,
+                         extra_keep=state.keep)
+        return surface_mutation.renarrow(state, agent, p, still_valid, envelope, lock=host.surface_lock,
+                                         estimate=host.estimate_tokens)
+
     def _hand_back(self, state: SessionState, reason: str) -> None:
         """Router switched off: restore exactly once; retry next turn if it fails."""
         try:
-            ok = surface_mutation.restore(state)
+            ok = surface_mutation.restore(state, lock=host.surface_lock)
         except Exception as exc:
             ok = False
             log.warning("hermes-token-router: restore failed (%s); will retry next turn", type(exc).__name__)
@@ -340,15 +389,15 @@ class RouterRuntime(RecoveryHooks, AdmissionHooks):
             return
         was_routed = state.narrowed
         try:
-            ok = surface_mutation.restore(state)
+            ok = surface_mutation.restore(state, lock=host.surface_lock)
         except Exception as exc:
             ok = False
             log.debug("hermes-token-router: restore raised %s", type(exc).__name__)
         if state.agent is not None:
-            admission.mark_restore(state.agent, session_id, ok)
+            admission_state.mark_restore(state.agent, session_id, ok)
         if ok:
             self.states.pop(session_id, state)
-            self._forget_skills(session_id)
+            self.skills.forget(session_id)
             if was_routed:
                 log.info("surface restored session=%s reason=%s", session_id, reason)
         else:
@@ -368,7 +417,7 @@ class RouterRuntime(RecoveryHooks, AdmissionHooks):
         on, _ = self.enabled(cfg)
         if not on:
             return None
-        router = self._skill_router(cfg)
+        router = self.skills.router(cfg.skills)
         text = getattr(event, "text", None)
         if router is None or not isinstance(text, str):
             return None
@@ -382,35 +431,3 @@ class RouterRuntime(RecoveryHooks, AdmissionHooks):
         if gateway is None or self._last_source is None:
             return None
         return host.gateway_cached_agent(gateway, self._last_source)
-
-    # -- skills ----------------------------------------------------------------------
-    def _skill_router(self, cfg: RouterConfig) -> Any:
-        key = cfg.skills.model_dump_json()
-        with self._skill_lock:
-            router = self._skill_routers.get(key)
-            if router is None:
-                from .skill_router.inject import SkillRouter
-
-                router = SkillRouter(cfg.skills)
-                self._skill_routers = {key: router}
-            return router
-
-    def _skills_for_turn(self, cfg: RouterConfig, session_id: str, text: str) -> Any:
-        if not cfg.skills.enabled or not text.strip():
-            return None
-        try:
-            router = self._skill_router(cfg)
-            injection = router.context_for_turn(session_id, text)
-        except Exception as exc:
-            log.warning("hermes-token-router: skill routing failed (%s); no skill injected", type(exc).__name__)
-            return None
-        return injection
-
-    def _forget_skills(self, session_id: str) -> None:
-        with self._skill_lock:
-            routers = list(self._skill_routers.values())
-        for router in routers:
-            try:
-                router.forget_session(session_id)
-            except Exception:
-                pass

@@ -1,19 +1,26 @@
-"""The surface mutation: route a session, keep it sticky, hand the exact capture back.
+"""The surface mutation: plan a session's surface, route it, keep it sticky, grow it, hand
+the exact capture back.
 
 Every write to an agent's tool surface happens in this file (recovery's expansions go
 through ``install``), each one fenced under the session lock: it is applied only if the
-agent still serves the same session and still shows what we last saw. Slow work
-(classification, registry look-ups) is done before taking the lock.
+agent still serves the same session and still shows what we last saw, and all of its
+fields are written or none (``apply_all_or_nothing``). Slow work (classification,
+registry look-ups) is done by the caller before taking the lock.
+
+No Hermes import: what the host knows arrives as arguments -- the capture, the static
+toolset members, the catalog text, the token estimator and the lock Hermes's own tool
+refresh uses (``host.surface_lock``) -- so the planning, growth and restore code is the
+same code the property tests drive on plain data.
 """
 
 from __future__ import annotations
 
+import contextlib
 import logging
-import time
 from dataclasses import dataclass
-from typing import Any, Callable, FrozenSet, Iterable, Optional, Sequence, Tuple
+from typing import Any, Callable, ContextManager, Dict, FrozenSet, Iterable, List, Mapping, Optional, Sequence, Tuple
 
-from . import admission, catalog, host
+from . import admission, admission_state, catalog
 from .config import RouterConfig
 from .session_state import RESTORED, ROUTED, SessionState
 from .surface import ROUTER_TOOL, Capture, grow, names_for_toolsets, select, tool_name, unprunable
@@ -23,6 +30,10 @@ log = logging.getLogger("hermes_token_router")
 ALWAYS_KEEP = ("skills_list", "skill_view", ROUTER_TOOL)
 BACKGROUND_REVIEW_TOOLS = ("skill_manage",)
 ROUTER_TOOLSET = "router"
+
+Lock = Callable[[], ContextManager[Any]]
+Estimate = Callable[[Optional[List[dict]]], int]
+NO_LOCK: Lock = contextlib.nullcontext
 
 
 class Fenced(Exception):
@@ -50,37 +61,86 @@ def never_prune(capture: Capture, cfg: RouterConfig) -> FrozenSet[str]:
     return unprunable(capture, names)
 
 
-def build_catalog(capture: Capture, blurbs: dict) -> str:
-    owners = [o for o in capture.owner_order() if o != ROUTER_TOOLSET]
-    entries = catalog.entries_for(
-        owners,
-        {o: capture.tools_of(o) for o in owners},
-        host.available_by_owner(owners),
-        blurbs,
-        host.toolset_descriptions(owners),
-    )
+def catalog_owners(capture: Capture) -> List[str]:
+    """The toolsets the session's capability catalog describes (the router's own excluded)."""
+    return [o for o in capture.owner_order() if o != ROUTER_TOOLSET]
+
+
+def build_catalog(capture: Capture, blurbs: dict, available: Mapping[str, Tuple[str, ...]],
+                  descriptions: Mapping[str, str]) -> str:
+    """``available``/``descriptions``: the host's answers for ``catalog_owners(capture)``."""
+    owners = catalog_owners(capture)
+    entries = catalog.entries_for(owners, {o: capture.tools_of(o) for o in owners}, available, blurbs,
+                                  descriptions)
     bridge = any(capture.owners.get(n) is None and n in ("tool_search", "tool_call") for n in capture.names)
     return catalog.render(entries, bridge=bridge)
 
 
-def plan(capture: Capture, toolsets: Sequence[str], cfg: RouterConfig, blurbs: dict, *,
-         catalog_text: Optional[str] = None, router_definition: Optional[dict] = None,
+def plan(capture: Capture, toolsets: Sequence[str], cfg: RouterConfig, *, static: Mapping[str, Iterable[str]],
+         catalog_text: str, estimate: Estimate, router_definition: Optional[dict] = None,
          extra_keep: Iterable[str] = ()) -> Plan:
-    static = host.static_members(toolsets)
+    """The surface a decision asks for: never-prune names, the toolsets' captured members
+    (``static``: Hermes's static members of each toolset) and ``extra_keep``."""
     keep = never_prune(capture, cfg) | names_for_toolsets(capture, toolsets, static) | \
         frozenset(n for n in extra_keep if n in set(capture.names))
-    text = catalog_text if catalog_text is not None else build_catalog(capture, blurbs)
-    definition = router_definition if router_definition is not None else catalog.router_definition(text)
+    definition = router_definition if router_definition is not None else catalog.router_definition(catalog_text)
     tools = select(capture, keep, definition)
-    return Plan(capture, keep, tuple(toolsets), tools, definition, text,
-                host.estimate_tokens(capture.tools), host.estimate_tokens(tools))
+    return Plan(capture, keep, tuple(toolsets), tools, definition, catalog_text,
+                estimate(capture.tools), estimate(tools))
+
+
+# -- all or nothing --------------------------------------------------------------------------
+_ABSENT = object()
+
+
+class RollbackFailed(RuntimeError):
+    """An assignment failed and at least one rollback step failed too."""
+
+
+def apply_all_or_nothing(setters: Sequence[Tuple[Any, str, Any]], *,
+                         validate: Optional[Callable[[], Optional[str]]] = None,
+                         lock: Lock = NO_LOCK) -> None:
+    """Run ``setattr(obj, attr, value)`` for each triple; on any failure restore every
+    attribute already touched to the exact previous object (or delete it if it did not
+    exist), in reverse order, then re-raise. ``validate`` runs before any setter; a
+    returned string aborts with ``ValueError`` and nothing is touched."""
+    setters = tuple(setters)
+    if validate is not None:
+        problem = validate()
+        if problem:
+            raise ValueError(problem)
+    with lock():
+        previous: List[Tuple[Any, str, Any]] = []
+        for obj, attr, _ in setters:  # read everything before writing anything
+            previous.append((obj, attr, getattr(obj, attr, _ABSENT)))
+        done = 0
+        try:
+            for obj, attr, value in setters:
+                setattr(obj, attr, value)
+                done += 1
+        except BaseException as exc:
+            errors = []
+            # Restore the failed one too: a setter may have half-written before raising.
+            for obj, attr, old in reversed(previous[:done + 1]):
+                try:
+                    if old is _ABSENT:
+                        if hasattr(obj, attr):
+                            delattr(obj, attr)
+                    elif getattr(obj, attr, _ABSENT) is not old:
+                        setattr(obj, attr, old)
+                except Exception as rb:  # keep going: restore as much as possible
+                    errors.append(f"{attr}: {type(rb).__name__}")
+            if errors:
+                raise RollbackFailed(f"assignment failed ({type(exc).__name__}); rollback failed for "
+                                     + ", ".join(errors)) from exc
+            raise
 
 
 def _valid_names(tools: Sequence[dict]) -> set:
     return {tool_name(t) for t in tools}
 
 
-def _publish(agent: Any, state: SessionState, tools: list, valid: set, fields: dict, *,
+def _publish(agent: Any, state: SessionState, tools: list, valid: set, fields: Dict[str, Any], *, lock: Lock,
              captured: Sequence[str] = (), envelope: Any = None, previous: Optional[Sequence[str]] = None) -> None:
     """The one write path to an agent's surface: validated against the host's admission
     (when the envelope was bound against the ``captured`` surface the candidate comes from)
@@ -94,7 +154,7 @@ def _publish(agent: Any, state: SessionState, tools: list, valid: set, fields: d
         def validate() -> Optional[str]:
             return admission.check_candidate(envelope, names, previous=previous, extra={ROUTER_TOOL})
     try:
-        admission.apply_all_or_nothing(setters, validate=validate, lock=host.surface_lock())
+        apply_all_or_nothing(setters, validate=validate, lock=lock)
     except ValueError as exc:  # the candidate broke the admission contract: nothing was written
         log.warning("hermes-token-router: surface for session %s rejected (%s); left as it was",
                     state.session_id, exc)
@@ -102,7 +162,7 @@ def _publish(agent: Any, state: SessionState, tools: list, valid: set, fields: d
 
 
 def commit_route(state: SessionState, agent: Any, p: Plan, still_valid: Callable[[], bool],
-                 envelope: Any = None) -> bool:
+                 envelope: Any = None, *, lock: Lock) -> bool:
     """Install a first-turn plan, if the agent still shows exactly what we captured."""
     with state.lock:
         if not still_valid() or agent.session_id != state.session_id or agent.tools is not p.capture.tools:
@@ -113,38 +173,43 @@ def commit_route(state: SessionState, agent: Any, p: Plan, still_valid: Callable
             "phase": ROUTED, "capture": p.capture, "keep": p.keep, "loaded_toolsets": p.toolsets,
             "router_definition": p.router_definition, "catalog_text": p.catalog_text,
             "committed_tools": tools, "committed_valid": valid, "tokens_full": p.tokens_full,
-            "tokens_now": p.tokens_now, "revision": state.revision + 1}, captured=p.capture.names, envelope=envelope)
+            "tokens_now": p.tokens_now, "revision": state.revision + 1},
+                 lock=lock, captured=p.capture.names, envelope=envelope)
     log.info("surface committed session=%s profile=%s predicted=%s tools=%d toolsets=%s",
              state.session_id, state.profile, state.decision.intent, len(tools), ",".join(p.toolsets) or "-")
     return True
 
 
-def reapply(state: SessionState, agent: Any, cfg: RouterConfig, blurbs: dict,
-            still_valid: Callable[[], bool], envelope: Any = None) -> str:
-    """Keep a routed session sticky. Returns what happened: ``kept`` (nothing to do),
-    ``reinstalled`` (our list was swapped for the capture), ``renarrowed`` (the host
-    rebuilt the surface: it becomes the new restore target and is narrowed again)."""
+KEPT, REINSTALLED, REBUILT, RENARROWED = "kept", "reinstalled", "rebuilt", "renarrowed"
+
+
+def reinstall(state: SessionState, agent: Any, still_valid: Callable[[], bool], envelope: Any = None, *,
+              lock: Lock) -> str:
+    """The sticky check of a routed session's later turn: ``kept`` (nothing to do),
+    ``reinstalled`` (our list was swapped for the capture and is put back) or ``rebuilt``
+    (the host rebuilt the surface: the caller captures and plans it, then ``renarrow``)."""
     with state.lock:
         if agent.tools is state.committed_tools and agent.valid_tool_names is state.committed_valid:
-            return "kept"
-        rebuilt = agent.tools is not state.capture.tools
-    if not rebuilt:
-        with state.lock:
-            if not still_valid() or agent.tools is not state.capture.tools:
-                raise Fenced("surface changed during reapply")
-            _publish(agent, state, state.committed_tools, state.committed_valid, {},
-                     captured=state.capture.names, envelope=envelope)
-        return "reinstalled"
-    fresh = host.capture(agent)
-    text = build_catalog(fresh, blurbs)
-    same_catalog = text == state.catalog_text
-    p = plan(fresh, state.loaded_toolsets, cfg, blurbs, catalog_text=text,
-             router_definition=state.router_definition if same_catalog else None,
-             extra_keep=state.keep)
+            return KEPT
+        if agent.tools is not state.capture.tools:
+            return REBUILT
+    with state.lock:
+        if not still_valid() or agent.tools is not state.capture.tools:
+            raise Fenced("surface changed during reapply")
+        _publish(agent, state, state.committed_tools, state.committed_valid, {},
+                 lock=lock, captured=state.capture.names, envelope=envelope)
+    return REINSTALLED
+
+
+def renarrow(state: SessionState, agent: Any, p: Plan, still_valid: Callable[[], bool], envelope: Any = None, *,
+             lock: Lock, estimate: Estimate) -> str:
+    """A host-rebuilt surface (``p`` planned on the fresh capture with the session's keep
+    set) becomes the new restore target and is narrowed again; a broader rebuilt surface
+    never becomes new authority: the plan is clamped to the bound admission."""
+    fresh = p.capture
     keep = p.keep
     tools = list(p.tools)
     if envelope is not None and envelope.authority == admission.CAPTURED:
-        # A broader rebuilt surface never becomes new authority: clamp to the admission.
         keep = admission.clamp(envelope, p.keep, fresh.owners) & frozenset(fresh.names)
         tools = select(fresh, keep, p.router_definition)
     with state.lock:
@@ -154,15 +219,16 @@ def reapply(state: SessionState, agent: Any, cfg: RouterConfig, blurbs: dict,
         _publish(agent, state, tools, valid, {
             "capture": fresh, "keep": keep, "router_definition": p.router_definition,
             "catalog_text": p.catalog_text, "committed_tools": tools, "committed_valid": valid,
-            "tokens_full": p.tokens_full, "tokens_now": host.estimate_tokens(tools), "revision": state.revision + 1},
-                 captured=fresh.names, envelope=envelope)
+            "tokens_full": p.tokens_full, "tokens_now": estimate(tools), "revision": state.revision + 1},
+                 lock=lock, captured=fresh.names, envelope=envelope)
     log.info("surface committed session=%s profile=%s predicted=%s tools=%d toolsets=%s (host rebuilt the surface)",
              state.session_id, state.profile, state.decision.intent, len(tools), ",".join(state.loaded_toolsets) or "-")
-    return "renarrowed"
+    return RENARROWED
 
 
 def install(state: SessionState, agent: Any, names: Iterable[str], toolsets: Sequence[str],
-            still_valid: Callable[[], bool], envelope: Any = None) -> Tuple[str, ...]:
+            still_valid: Callable[[], bool], envelope: Any = None, *, lock: Lock,
+            estimate: Estimate) -> Tuple[str, ...]:
     """Grow a routed session's surface (monotonic); returns the tool names newly shown.
 
     The union is computed under the session lock against the current keep set, so two
@@ -184,29 +250,32 @@ def install(state: SessionState, agent: Any, names: Iterable[str], toolsets: Seq
         valid = _valid_names(tools)
         _publish(agent, state, tools, valid, {
             "keep": keep, "loaded_toolsets": new_toolsets, "committed_tools": tools, "committed_valid": valid,
-            "revision": state.revision + 1}, captured=state.capture.names, envelope=envelope,
+            "revision": state.revision + 1}, lock=lock, captured=state.capture.names, envelope=envelope,
             previous=[tool_name(t) for t in state.committed_tools or []])
-    state.tokens_now = host.estimate_tokens(tools)
+    state.tokens_now = estimate(tools)
     log.info("surface committed session=%s profile=%s predicted=%s tools=%d toolsets=%s (expanded: %s)",
              state.session_id, state.profile, state.decision.intent, len(tools),
              ",".join(new_toolsets) or "-", ",".join(added))
     return added
 
 
-def append_without_authority(agent: Any, session_id: str, definitions: Sequence[dict]) -> list:
+def append_without_authority(agent: Any, session_id: str, definitions: Sequence[dict], *, lock: Lock) -> list:
     """NO_AUTHORITY growth: append admitted ordinary definitions to whatever the agent shows.
-    The contamination marker is recorded *before* the write, so this surface can never be
-    captured or promoted as host authority afterwards."""
+    The contamination marker is recorded *before* the write, and the written surface is
+    remembered on the agent in the same write, so no later session can capture it as host
+    authority (``admission_state.carries_unowned_append``)."""
     names = [tool_name(d) for d in definitions]
-    admission.record_contamination(agent, session_id, names)
+    taint = admission_state.record_contamination(agent, session_id, names)
     tools = list(agent.tools) + list(definitions)
-    admission.apply_all_or_nothing([(agent, "tools", tools), (agent, "valid_tool_names", _valid_names(tools))],
-                                   lock=host.surface_lock())
+    setters = [(agent, "tools", tools), (agent, "valid_tool_names", _valid_names(tools))]
+    if taint is not None:
+        setters.append((taint, "surface", tools))
+    apply_all_or_nothing(setters, lock=lock)
     log.info("surface appended session=%s without host provenance: %s", session_id, ",".join(names))
     return names
 
 
-def restore(state: SessionState, still_valid: Callable[[], bool] = lambda: True) -> bool:
+def restore(state: SessionState, still_valid: Callable[[], bool] = lambda: True, *, lock: Lock) -> bool:
     """Hand back the exact captured objects. True when the agent now shows the capture
     (or is gone, or the host already replaced our surface with its own)."""
     with state.lock:
@@ -219,22 +288,11 @@ def restore(state: SessionState, still_valid: Callable[[], bool] = lambda: True)
         if not still_valid():
             return False
         if agent.tools is state.committed_tools:
-            admission.apply_all_or_nothing([(agent, "tools", state.capture.tools),
-                                            (agent, "valid_tool_names", state.capture.valid_tool_names)],
-                                           lock=host.surface_lock())
+            apply_all_or_nothing([(agent, "tools", state.capture.tools),
+                                  (agent, "valid_tool_names", state.capture.valid_tool_names)], lock=lock)
         elif agent.tools is not state.capture.tools:
             log.debug("restore: session=%s surface was replaced by the host; left as the host set it",
                       state.session_id)
         state.phase = RESTORED
         state.revision += 1
     return True
-
-
-
-
-def elapsed_ok(started: float, budget_s: Optional[float]) -> Callable[[], bool]:
-    """A fence predicate: still within the hook's time budget (None or 0 = unlimited)."""
-    if not budget_s:
-        return lambda: True
-    deadline = started + budget_s
-    return lambda: time.monotonic() <= deadline

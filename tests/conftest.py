@@ -137,19 +137,31 @@ def plugin_module():
 
 
 @pytest.fixture
-def decide_file(monkeypatch, plugin_module, router_config):
-    """The installed router decides ``file`` for every first message (patches our own code,
-    not Hermes), so a test gets a narrowed session whatever the rules say. Returns the
-    ``router_config`` writer; the caller switches the router on."""
+def narrowing(monkeypatch, plugin_module, router_config):
+    """The one fake decision: the installed router narrows every first message to
+    ``toolsets`` whatever the rules say (it replaces ``decide`` in *our* runtime module;
+    Hermes is untouched), and the router config is written.
+
+    ``narrowing(toolsets=("file",), before=None, enabled=True, **config)``: ``toolsets`` may be
+    a callable read at decision time; ``before(text)`` runs inside the classification (to
+    stall it, or to act while it is in flight); ``config`` goes to ``router_config``."""
+    import model_tools  # noqa: F401 - plugin discovery runs at this import
+
     runtime_mod = plugin_module("runtime")
     decision_mod = plugin_module("decision")
 
-    def fake_decide(text, cfg, available=(), **_):
-        return decision_mod.Decision(action="narrow", toolsets=("file",), intent="test", confidence=1.0,
-                                     source="rules", reason="test")
+    def install(toolsets=("file",), before=None, enabled=True, **config):
+        def fake_decide(text, cfg, available=(), **_):
+            if before is not None:
+                before(text)
+            chosen = toolsets() if callable(toolsets) else toolsets
+            return decision_mod.Decision(action="narrow", toolsets=tuple(chosen), intent="test", confidence=1.0,
+                                         source="rules", reason="test")
 
-    monkeypatch.setattr(runtime_mod, "decide", fake_decide)
-    return router_config
+        monkeypatch.setattr(runtime_mod, "decide", fake_decide)
+        router_config(enabled=enabled, **config)
+
+    return install
 
 
 @pytest.fixture

@@ -34,11 +34,12 @@ def test_no_authority_appends_ordinary_tools_after_recording_contamination(reuse
                                                                           plugin_module):
     agent, narrowed = reused_without_end
     admission = plugin_module("admission")
+    admission_state = plugin_module("admission_state")
     stub.script(Reply(content=None, tool_calls=[("terminal", {"command": "echo appended-$((6*7))"})]),
                 Reply(content=None, tool_calls=[("request_toolset", {"toolsets": ["cronjob"], "reason": "x"})]),
                 Reply(content="ok"))
     result = agent.run_conversation("now run it")
-    slot = admission.slot_of(agent)
+    slot = admission_state.slot_of(agent)
     assert slot.envelope.authority == admission.NO_AUTHORITY_MODE
     assert runtime.states.get(agent.session_id).phase == "full"
     outputs = tool_results(result)
@@ -49,6 +50,37 @@ def test_no_authority_appends_ordinary_tools_after_recording_contamination(reuse
     names = [t["function"]["name"] for t in agent.tools]
     assert names[:len(narrowed)] == [t["function"]["name"] for t in narrowed]  # append-only
     assert {"terminal", "cronjob"} <= set(names)
+
+
+def test_a_contaminated_surface_is_never_captured_by_a_later_session(reused_without_end, stub, runtime,
+                                                                     plugin_module):
+    """Issue 16's reproduction, A -> B -> C on one real agent: A narrows it, B reuses it
+    without A ending (NO_AUTHORITY) and appends an ordinary tool, B ends, and C starts on
+    the appended surface. C must not bind it as captured host authority, nor prune it."""
+    from hermes_cli.plugins import invoke_hook
+
+    agent, _ = reused_without_end
+    admission = plugin_module("admission")
+    admission_state = plugin_module("admission_state")
+    session_b = agent.session_id
+    stub.script(Reply(content=None, tool_calls=[("request_toolset", {"toolsets": ["terminal"], "reason": "x"})]),
+                Reply(content="ok"))
+    answer = json.loads(tool_results(agent.run_conversation("run the tests"))[0])
+    assert answer["reason"] == "NO_AUTHORITY" and "terminal" in answer["added"]
+    appended = agent.tools
+    invoke_hook("on_session_finalize", session_id=session_b, platform="cli", reason="session_boundary")
+    assert admission_state.slot_of(agent) is None  # B's restore succeeded: its slot is released
+
+    agent.session_id = f"test-{uuid.uuid4().hex[:10]}"  # session C on the same agent
+    agent.reset_session_state()
+    stub.clear()
+    agent.run_conversation("read ./notes.md and summarise it")  # a request the rules would narrow
+    env = admission_state.slot_of(agent).envelope
+    assert env.session_id == agent.session_id
+    assert env.authority == admission.NO_AUTHORITY_MODE and not env.prune_allowed
+    assert runtime.states.get(agent.session_id).phase != "routed"
+    assert agent.tools is appended
+    assert stub.chat_requests()[0].tool_names == [t["function"]["name"] for t in appended]
 
 
 def test_invalid_policy_denies_every_addition_without_lookups(stub, router_config, agent_factory, runtime,
@@ -81,6 +113,7 @@ def test_failed_surface_write_rolls_back_every_field(stub, router_config, agent_
     state = runtime.states.get(agent.session_id)
     before = (agent.tools, agent.valid_tool_names, state.keep, state.revision, state.loaded_toolsets)
     mutation = plugin_module("surface_mutation")
+    host = plugin_module("host")
 
     original_setattr = type(state).__setattr__
 
@@ -92,7 +125,8 @@ def test_failed_surface_write_rolls_back_every_field(stub, router_config, agent_
     type(state).__setattr__ = failing
     try:
         with pytest.raises(RuntimeError):
-            mutation.install(state, agent, ["terminal", "process"], ["terminal"], lambda: True)
+            mutation.install(state, agent, ["terminal", "process"], ["terminal"], lambda: True,
+                             lock=host.surface_lock, estimate=host.estimate_tokens)
     finally:
         type(state).__setattr__ = original_setattr
     after = (agent.tools, agent.valid_tool_names, state.keep, state.revision, state.loaded_toolsets)
@@ -100,20 +134,20 @@ def test_failed_surface_write_rolls_back_every_field(stub, router_config, agent_
     assert "terminal" not in agent.valid_tool_names
 
 
-def test_route_is_discarded_when_the_bound_admission_changes_mid_classification(stub, decide_file, agent_factory,
+def test_route_is_discarded_when_the_bound_admission_changes_mid_classification(stub, narrowing, agent_factory,
                                                                                 plugin_module, runtime):
     """Issue 9's fence includes the admission: if the envelope bound to the agent is replaced
     while the (slow, unlocked) classification runs, the route commits nothing."""
     import dataclasses
 
-    admission = plugin_module("admission")
+    admission_state = plugin_module("admission_state")
     runtime_mod = plugin_module("runtime")
-    decide_file(enabled=True)
+    narrowing()
     agent = agent_factory()
     routed_decide = runtime_mod.decide
 
     def decide_while_the_host_rebinds(text, cfg, available=(), **kw):
-        slot = admission.slot_of(agent)
+        slot = admission_state.slot_of(agent)
         slot.envelope = dataclasses.replace(slot.envelope)  # same content, a different binding
         return routed_decide(text, cfg, available, **kw)
 
@@ -138,4 +172,4 @@ def test_empty_first_message_binds_admission_and_does_nothing_else(stub, router_
     assert [r.body.get("model") for r in stub.chat_requests()] == ["stub-model"]  # no classifier call
     assert stub.chat_requests()[0].tool_names == full
     assert runtime.states.get(agent.session_id) is None  # no capture, no state
-    assert plugin_module("admission").slot_of(agent).envelope.session_id == agent.session_id  # bound
+    assert plugin_module("admission_state").slot_of(agent).envelope.session_id == agent.session_id  # bound

@@ -1,13 +1,6 @@
 """Issue 6 inside the real Hermes 0.19.0: the guard, the kanban worker floor and the
-failed-restore quarantine. Only the model is fake (the local stub).
-
-Two layers:
-* ``*_proof`` tests wire the pure guard/admission into the real Hermes themselves (a
-  test-local ``pre_tool_call`` callback, the same calls the integrated runtime makes), so
-  the real-Hermes behaviour is proven before integration;
-* ``*_integrated`` tests go through the installed plugin's ``RouterRuntime`` only. Until
-  the core applies the integration edits (see docs/admission.md, "Integration"), they
-  report ``xfail`` with the missing piece named -- visibly, never skipped silently.
+failed-restore quarantine, through the installed plugin's own hooks (its ``pre_tool_call``
+guard is the one Hermes calls). Only the model is fake (the local stub).
 """
 
 from __future__ import annotations
@@ -20,10 +13,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from hermes_token_router import admission as A
 from hermes_token_router.devtools import harness
 from hermes_token_router.devtools.stub_llm import Reply
-from hermes_token_router.guard import guard_decision
 
 VAULT_TOOLSET = "htr_vault"
 VAULT_TOOL = "htr_vault_open"
@@ -76,50 +67,12 @@ def _write(path: Path, text: str) -> None:
     os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns + 1_000_000))
 
 
-@pytest.fixture
-def test_guard_hook():
-    """Register a pre_tool_call callback that does exactly what the integrated runtime does:
-    one envelope per session (bound from the agent's untouched surface), guard_decision
-    with the registry's owner look-up."""
-    from hermes_cli.plugins import get_plugin_manager
-    from tools.registry import registry
-
-    envelopes = {}
-    decisions = []
-
-    def bind_for(agent):
-        hook_value, agent_value = A.read_channels({}, agent)
-        names = tuple(t["function"]["name"] for t in agent.tools)
-        owners = A.snapshot_owners(names, registry.get_toolset_for_tool)
-        envelopes[agent.session_id] = A.bind(A.parse_admission(hook_value, agent_value), names, owners,
-                                             A.NOT_WORKER, session_id=agent.session_id)
-
-    def pre_tool_call(tool_name="", session_id="", **kwargs):
-        d = guard_decision(tool_name, envelopes.get(session_id), registry.get_toolset_for_tool)
-        decisions.append((tool_name, d))
-        return d
-
-    hooks = get_plugin_manager()._hooks.setdefault("pre_tool_call", [])
-    hooks.append(pre_tool_call)
-    try:
-        yield bind_for, decisions
-    finally:
-        hooks.remove(pre_tool_call)
-
-
 def bridge_call(name: str, arguments=None) -> Reply:
     return Reply(content=None, tool_calls=[("tool_call", {"name": name, "arguments": arguments or {}})])
 
 
 def tool_results(result) -> list:
     return [m.get("content") or "" for m in result["messages"] if m.get("role") == "tool"]
-
-
-def require_integration(runtime, *attrs):
-    missing = [a for a in attrs if not hasattr(runtime, a)]
-    if missing:
-        pytest.xfail("awaiting core integration of issue 6: RouterRuntime lacks " + ", ".join(missing)
-                     + " (edits listed in docs/admission.md, 'Integration')")
 
 
 def vault_agent(agent_factory, **kw):
@@ -132,34 +85,20 @@ def vault_agent(agent_factory, **kw):
 
 # -- 1. the tool_search bridge -----------------------------------------------------------
 def test_bridge_reaches_unprotected_tool_without_policy(stub, vault_calls, tool_search_on, agent_factory,
-                                                        test_guard_hook):
+                                                        router_config, runtime):
     """Control: with the empty policy the bridge works and the guard stays out of the way."""
-    bind_for, decisions = test_guard_hook
+    router_config(enabled=True)
     agent = vault_agent(agent_factory)
-    bind_for(agent)
-    stub.script(bridge_call(VAULT_TOOL), Reply(content="done"))
-    agent.run_conversation("open the vault")
-    assert vault_calls == [{}]
-    assert decisions and decisions[0] == (VAULT_TOOL, None)
-
-
-def test_bridge_to_protected_toolset_is_blocked_proof(stub, vault_calls, tool_search_on, agent_factory,
-                                                      test_guard_hook):
-    bind_for, decisions = test_guard_hook
-    agent = vault_agent(agent_factory)
-    agent._hermes_token_router_admission = dict(POLICY)
-    bind_for(agent)
     stub.script(bridge_call(VAULT_TOOL), Reply(content="done"))
     result = agent.run_conversation("open the vault")
-    assert vault_calls == [], "the protected tool ran through the tool_search bridge"
-    assert decisions and decisions[0][0] == VAULT_TOOL and decisions[0][1]["action"] == "block"
-    assert any("Blocked by hermes-token-router" in c and VAULT_TOOL in c for c in tool_results(result))
+    assert vault_calls == [{}]
+    assert not any("Blocked by hermes-token-router" in c for c in tool_results(result))
+    assert runtime.admission.pre_tool_call(tool_name=VAULT_TOOL, session_id=agent.session_id) is None
 
 
 @pytest.mark.parametrize("channel", ["agent_attribute"])
 def test_bridge_to_protected_toolset_is_blocked_integrated(stub, vault_calls, tool_search_on, agent_factory,
                                                            router_config, runtime, channel):
-    require_integration(runtime, "pre_tool_call")
     router_config(enabled=True)
     agent = vault_agent(agent_factory)
     agent._hermes_token_router_admission = dict(POLICY)
@@ -182,24 +121,20 @@ def _fresh_availability_probes(monkeypatch):
     monkeypatch.setattr(hermes_registry, "_check_fn_last_good", {})
 
 
-def test_kanban_worker_envelope_pins_lifecycle_tools_proof(monkeypatch, agent_factory):
-    """Hermes's own predicate + the real registry: the bound envelope pins every kanban
-    definition the worker was given (no tool names hard-coded in the router)."""
+def test_kanban_worker_envelope_pins_lifecycle_tools(monkeypatch, stub, router_config, agent_factory,
+                                                     plugin_module):
+    """Hermes's own predicate + the real registry, through the installed plugin: the envelope
+    bound for a worker pins every kanban definition it was given (no tool names hard-coded
+    in the router)."""
     monkeypatch.setenv("HERMES_KANBAN_TASK", "t_" + uuid.uuid4().hex[:6])
-    from tools import kanban_tools
-    from tools.registry import registry
-
-    reports = kanban_tools._check_kanban_mode() and not kanban_tools._check_kanban_orchestrator_mode()
-    status = A.worker_status(os.environ.get("HERMES_KANBAN_TASK"), reports, direct=True)
-    assert status == A.WORKER
+    router_config(enabled=True)
     agent = agent_factory(enabled_toolsets=harness.cli_toolsets())
     names = tuple(t["function"]["name"] for t in agent.tools)
     assert set(LIFECYCLE) <= set(names), sorted(names)
-    env = A.bind(A.parse_admission(), names, A.snapshot_owners(names, registry.get_toolset_for_tool), status)
-    assert A.may_prune(env)
+    agent.run_conversation("hello")
+    env = plugin_module("admission_state").slot_of(agent).envelope
+    assert env.worker == "worker" and plugin_module("admission").may_prune(env)
     assert set(LIFECYCLE) <= env.floor
-    # a delegated child with the same inherited environment gains nothing
-    assert A.worker_status(os.environ["HERMES_KANBAN_TASK"], reports, direct=False) == A.NOT_WORKER
 
 
 def test_kanban_worker_keeps_lifecycle_tools_when_narrowed(monkeypatch, stub, router_config, agent_factory,
@@ -232,7 +167,6 @@ def failing_agent_class():
 
 def test_failed_restore_then_reuse_keeps_the_guard_engaged_integrated(stub, vault_calls, tool_search_on,
                                                                       router_config, runtime, tmp_path):
-    require_integration(runtime, "pre_tool_call")
     router_config(enabled=True)
     cls = failing_agent_class()
     agent = cls(base_url=stub.base_url, api_key="sk-stub-local", provider="custom", api_mode="chat_completions",

@@ -192,8 +192,8 @@ def test_cli_failed_restore_is_retried_next_turn(routed, hermes_cli, capfd, runt
     assert state.phase == "routed"
     narrowed = agent.tools
 
-    admission = plugin_module("admission")  # every surface write goes through apply_all_or_nothing
-    real_apply = admission.apply_all_or_nothing
+    mutation = plugin_module("surface_mutation")  # every surface write goes through apply_all_or_nothing
+    real_apply = mutation.apply_all_or_nothing
     calls = {"n": 0}
 
     def flaky_apply(setters, **kwargs):
@@ -202,7 +202,7 @@ def test_cli_failed_restore_is_retried_next_turn(routed, hermes_cli, capfd, runt
             raise RuntimeError("simulated restore failure")
         return real_apply(setters, **kwargs)
 
-    monkeypatch.setattr(admission, "apply_all_or_nothing", flaky_apply)
+    monkeypatch.setattr(mutation, "apply_all_or_nothing", flaky_apply)
     command(c, capfd, "/router off")
     c.chat("second turn")  # the restore fails: still narrowed, still our state
     assert state.phase == "routed" and state.restore_failures == 1 and agent.tools is narrowed

@@ -21,28 +21,21 @@ FILE_TOOLS = {"read_file", "write_file", "patch", "search_files"}
 
 
 @pytest.fixture
-def slow_router(monkeypatch, plugin_module, router_config, runtime):
+def slow_router(monkeypatch, narrowing, runtime):
     """Narrow every new session to ``toolsets``; classification blocks until released
     (or sleeps ``delay``). ``entered`` is set while a classification is in flight."""
-    import model_tools  # noqa: F401 - plugin discovery runs at this import
-
-    runtime_mod = plugin_module("runtime")
-    decision_mod = plugin_module("decision")
     ctl = SimpleNamespace(entered=threading.Event(), release=threading.Event(), delay=0.0, blocking=False,
                           toolsets=("file",))
 
-    def fake_decide(text, cfg, available=(), **_):
+    def classifying(text):
         ctl.entered.set()
         if ctl.blocking:
             assert ctl.release.wait(20), "test never released the classification"
         if ctl.delay:
             time.sleep(ctl.delay)
-        return decision_mod.Decision(action="narrow", toolsets=tuple(ctl.toolsets), intent="test",
-                                     confidence=1.0, source="rules", reason="test")
 
-    monkeypatch.setattr(runtime_mod, "decide", fake_decide)
+    narrowing(toolsets=lambda: ctl.toolsets, before=classifying)
     monkeypatch.setattr(runtime, "_hook_budget_s", runtime.hook_budget_s())
-    router_config(enabled=True)
     yield ctl
     ctl.release.set()
 
@@ -86,9 +79,8 @@ def test_budget_is_half_of_hermes_normalised_hook_timeout(plugin_module, monkeyp
     rt = runtime_mod.RouterRuntime()
     monkeypatch.setattr(hconfig, "load_config", lambda: {"plugins": {"hook_callback_timeout": 8}})
     assert rt.hook_budget_s() == 4.0
-    mutation = plugin_module("surface_mutation")
-    assert mutation.elapsed_ok(time.monotonic(), 0)() is True  # 0 = no limit
-    assert mutation.elapsed_ok(time.monotonic() - 5, 4.0)() is False
+    assert runtime_mod.elapsed_ok(time.monotonic(), 0)() is True  # 0 = no limit
+    assert runtime_mod.elapsed_ok(time.monotonic() - 5, 4.0)() is False
 
 
 def test_hook_that_overruns_its_deadline_commits_nothing(slow_router, agent_factory, runtime, monkeypatch):
@@ -218,9 +210,9 @@ def test_agent_reused_for_a_new_session_is_never_touched_by_the_old_sessions_lat
     # late hooks of the old session, from a bare thread and with the agent handed explicitly
     for kwargs in ({}, {"agent": agent}):
         runtime.pre_llm_call(session_id=old, user_message="read notes.md", platform="cli", **kwargs)
-        runtime.post_api_request(session_id=old, assistant_message=call(["write_file", "web_search"]), **kwargs)
-        runtime.tool_request(tool_name="write_file", session_id=old)
-        t = in_thread(runtime.request_toolset, args={"toolsets": ["file"]}, session_id=old)
+        runtime.recovery.post_api_request(session_id=old, assistant_message=call(["write_file", "web_search"]), **kwargs)
+        runtime.recovery.tool_request(tool_name="write_file", session_id=old)
+        t = in_thread(runtime.recovery.request_toolset, args={"toolsets": ["file"]}, session_id=old)
         t.join(10)
     assert unchanged(agent, mine)
     assert "write_file" not in agent.valid_tool_names
@@ -253,7 +245,7 @@ def test_late_expansion_after_host_replaced_the_surface_is_discarded(slow_router
     host_list = list(state.capture.tools)
     agent.tools, agent.valid_tool_names = host_list, {t["function"]["name"] for t in host_list}
     replaced = surface(agent)
-    runtime.post_api_request(session_id=sid, assistant_message=call(["terminal"]))
+    runtime.recovery.post_api_request(session_id=sid, assistant_message=call(["terminal"]))
     assert unchanged(agent, replaced)
     runtime.pre_llm_call(session_id=sid, user_message="next", platform="cli", agent=agent)
     assert "terminal" not in names(agent) and FILE_TOOLS <= names(agent)

@@ -30,11 +30,6 @@ SESSIONS = 1000
 FILE_TOOLS = {"read_file", "write_file", "patch", "search_files"}
 
 
-@pytest.fixture
-def narrowing(decide_file):
-    return decide_file
-
-
 NO_CALLS = SimpleNamespace(tool_calls=[])
 
 
@@ -42,7 +37,7 @@ def gateway_turn(runtime, agent, text="read notes.md"):
     """One turn's router work as the 0.19.0 gateway runs it: on the executor thread that
     runs the agent, with the agent in a local (as ``build_turn_context(agent, ...)``)."""
     runtime.pre_llm_call(session_id=agent.session_id, user_message=text, platform="telegram")
-    runtime.post_api_request(session_id=agent.session_id, assistant_message=NO_CALLS, platform="telegram")
+    runtime.recovery.post_api_request(session_id=agent.session_id, assistant_message=NO_CALLS, platform="telegram")
     return agent.session_id
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from hermes_token_router import admission as A
+from hermes_token_router import admission_policy as P
 from hermes_token_router.guard import guard_decision
 
 OWNERS = {"read_file": "file", "write_file": "file", "kanban_show": "kanban", "kanban_list": "kanban",
@@ -17,7 +18,7 @@ def owner_of(name):
 
 
 def env_for(protected=(), pins=(), **kw):
-    adm = A.parse_admission({"schema_version": 1, "protected_toolsets": list(protected),
+    adm = P.parse_admission({"schema_version": 1, "protected_toolsets": list(protected),
                              "pinned_tool_names": list(pins)})
     return A.bind(adm, CAPTURE, OWNERS, **kw)
 
@@ -79,7 +80,7 @@ def test_empty_policy_never_blocks():
 
 
 def test_invalid_policy_blocks_every_registered_uncaptured_tool():
-    env = A.bind(A.parse_admission(None), CAPTURE, OWNERS)
+    env = A.bind(P.parse_admission(None), CAPTURE, OWNERS)
     assert env.authority == A.INVALID_MODE
     assert is_block(guard_decision("write_file", env, owner_of))
     assert "invalid" in guard_decision("write_file", env, owner_of)["message"]
@@ -94,7 +95,7 @@ def test_no_authority_guard_uses_the_bound_surface():
 
 
 def test_installed_only_and_uncapturable_still_guard_protected():
-    adm = A.parse_admission({"schema_version": 1, "protected_toolsets": ["vault"], "pinned_tool_names": []})
+    adm = P.parse_admission({"schema_version": 1, "protected_toolsets": ["vault"], "pinned_tool_names": []})
     for env in (A.bind(adm, CAPTURE, OWNERS, attachable=False), A.bind(adm, None, OWNERS)):
         assert is_block(guard_decision("vault_open", env, owner_of))
         assert guard_decision("write_file", env, owner_of) is None

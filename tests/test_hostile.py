@@ -277,7 +277,7 @@ def test_d6_hostile_run_writes_no_secret_and_no_message_text(stub, router_config
     agent = agent_factory()
     agent.run_conversation(f"{TEXT}, can you look at this")
     agent.run_conversation(f"read ./{TEXT}.md and summarise it")  # rules path, matched words
-    runtime.request_toolset({"toolsets": [f"{TEXT}-set", SECRET], "reason": TEXT}, session_id=agent.session_id)
+    runtime.recovery.request_toolset({"toolsets": [f"{TEXT}-set", SECRET], "reason": TEXT}, session_id=agent.session_id)
     runtime.on_session_end(session_id=agent.session_id, platform="cli")
 
     written = [p for p in state.rglob("*") if p.is_file() and (p.name.startswith(("router-debug.log",
@@ -414,33 +414,33 @@ def test_d9_index_built_with_another_model_warns_once(tmp_path, fake_spec, caplo
 
 
 # -- minor: request_toolset, redirects, reason codes, multimodal --------------------------
-def test_minor_request_toolset_always_answers_json(stub, decide_file, agent_factory, runtime):
-    decide_file(enabled=True)
+def test_minor_request_toolset_always_answers_json(stub, narrowing, agent_factory, runtime):
+    narrowing()
     agent = agent_factory()
     agent.run_conversation("read ./notes.md")
     for args in (["terminal"], "terminal", None, 7, {"toolsets": 5}, {"toolsets": {"a": 1}}, {"reason": []}):
-        answer = runtime.request_toolset(args, session_id=agent.session_id)
+        answer = runtime.recovery.request_toolset(args, session_id=agent.session_id)
         assert isinstance(json.loads(answer), dict), args
 
 
-def test_minor_request_toolset_answer_is_capped(stub, decide_file, agent_factory, runtime):
-    decide_file(enabled=True)
+def test_minor_request_toolset_answer_is_capped(stub, narrowing, agent_factory, runtime):
+    narrowing()
     agent = agent_factory()
     agent.run_conversation("read ./notes.md")
-    answer = runtime.request_toolset({"toolsets": [f"nope{i}" for i in range(10_000)]}, session_id=agent.session_id)
+    answer = runtime.recovery.request_toolset({"toolsets": [f"nope{i}" for i in range(10_000)]}, session_id=agent.session_id)
     out = json.loads(answer)
     assert len(answer) < 8_000 and out["dropped_names"] == 10_000 - 32 and len(out["unresolved"]) == 32
 
 
-def test_minor_protected_toolset_outside_ceiling_is_denied_protected(stub, decide_file, agent_factory, runtime):
-    decide_file(enabled=True)
+def test_minor_protected_toolset_outside_ceiling_is_denied_protected(stub, narrowing, agent_factory, runtime):
+    narrowing()
     agent = agent_factory(enabled_toolsets=["file", "terminal"])
     agent._hermes_token_router_admission = {"schema_version": 1, "protected_toolsets": ["kanban"],
                                             "pinned_tool_names": []}
     agent.run_conversation("read ./notes.md")
-    out = json.loads(runtime.request_toolset({"toolsets": ["kanban"]}, session_id=agent.session_id))
+    out = json.loads(runtime.recovery.request_toolset({"toolsets": ["kanban"]}, session_id=agent.session_id))
     assert out["reason"] == "DENIED_PROTECTED" and out["added"] == [] and "kanban" in out["denied_toolsets"]
-    mixed = json.loads(runtime.request_toolset({"toolsets": ["terminal", "kanban"]}, session_id=agent.session_id))
+    mixed = json.loads(runtime.recovery.request_toolset({"toolsets": ["terminal", "kanban"]}, session_id=agent.session_id))
     assert mixed["reason"] == "READY" and "kanban" in mixed["denied_toolsets"]
 
 

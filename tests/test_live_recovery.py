@@ -48,7 +48,9 @@ def test_write_file_is_not_repaired_into_read_file(stub, router_config, agent_fa
     agent = agent_factory()
     first = agent.run_conversation(WEB_REQUEST)  # narrowed to web
     state = runtime.states.get(agent.session_id)
-    plugin_module("surface_mutation").install(state, agent, ["read_file"], ["read_file"], lambda: True)
+    host = plugin_module("host")
+    plugin_module("surface_mutation").install(state, agent, ["read_file"], ["read_file"], lambda: True,
+                                              lock=host.surface_lock, estimate=host.estimate_tokens)
     assert "read_file" in agent.valid_tool_names and "write_file" not in agent.valid_tool_names
     target = tmp_path / "out.txt"
     stub.clear()

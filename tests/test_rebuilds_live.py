@@ -21,8 +21,8 @@ FILE_TOOLS = {"read_file", "write_file", "patch", "search_files"}
 
 
 @pytest.fixture
-def narrowing(decide_file):
-    decide_file(enabled=True)
+def file_sessions(narrowing):
+    narrowing(("file",))
 
 
 def tool_names(tools):
@@ -33,7 +33,7 @@ def requests_with(stub, text):
     return [r for r in stub.chat_requests() if r.tools and text in str((r.body or {}).get("messages"))]
 
 
-def test_mcp_refresh_mid_session_is_renarrowed_next_turn(stub, narrowing, agent_factory, runtime):
+def test_mcp_refresh_mid_session_is_renarrowed_next_turn(stub, file_sessions, agent_factory, runtime):
     from tools.mcp_tool import refresh_agent_mcp_tools
 
     agent = agent_factory()
@@ -57,7 +57,7 @@ def test_mcp_refresh_mid_session_is_renarrowed_next_turn(stub, narrowing, agent_
     assert agent.tools is rebuilt
 
 
-def test_reload_mcp_between_turns_in_a_gateway_style_loop_stays_sticky(stub, narrowing, agent_factory, runtime):
+def test_reload_mcp_between_turns_in_a_gateway_style_loop_stays_sticky(stub, file_sessions, agent_factory, runtime):
     """Every turn rebuilt by the host (the MCP-user steady state): the wire surface is
     byte-identical across all turns."""
     from tools.mcp_tool import refresh_agent_mcp_tools
@@ -74,7 +74,7 @@ def test_reload_mcp_between_turns_in_a_gateway_style_loop_stays_sticky(stub, nar
     runtime.on_session_finalize(session_id=agent.session_id)
 
 
-def test_gateway_rebuilt_cached_agent_gets_the_sticky_surface(stub, narrowing, runtime, monkeypatch):
+def test_gateway_rebuilt_cached_agent_gets_the_sticky_surface(stub, file_sessions, runtime, monkeypatch):
     from gateway.config import GatewayConfig, Platform
     from gateway.platforms.base import MessageEvent
     from gateway.run import GatewayRunner
@@ -107,7 +107,7 @@ def test_gateway_rebuilt_cached_agent_gets_the_sticky_surface(stub, narrowing, r
     runtime.on_session_finalize(session_id=sid)
 
 
-def test_rebuild_after_the_old_agent_was_collected_keeps_recoveries(stub, narrowing, agent_factory, runtime):
+def test_rebuild_after_the_old_agent_was_collected_keeps_recoveries(stub, file_sessions, agent_factory, runtime):
     import weakref
 
     from hermes_token_router.devtools import harness
@@ -116,7 +116,7 @@ def test_rebuild_after_the_old_agent_was_collected_keeps_recoveries(stub, narrow
         first = harness.build_agent(stub.base_url)  # not via the fixture, which keeps a reference
         sid = first.session_id
         runtime.pre_llm_call(session_id=sid, user_message="read notes.md", platform="cli", agent=first)
-        runtime.request_toolset({"toolsets": ["terminal"]}, session_id=sid)
+        runtime.recovery.request_toolset({"toolsets": ["terminal"]}, session_id=sid)
         assert "terminal" in first.valid_tool_names
         first.close()
         return sid, weakref.ref(first)

@@ -1,7 +1,7 @@
 """Issue 9: concurrent recovery without loss.
 
 32 threads grow one narrowed session at once, 1,000 rounds, through all three doors
-(``RouterRuntime._expand``, the ``post_api_request`` hook with a pruned call, and the
+(``Recovery.expand``, the ``post_api_request`` hook with a pruned call, and the
 ``request_toolset`` tool handler). After every round the real agent must show exactly the
 union of what was asked for on top of the routed surface: no tool dropped by a racing
 expansion, ``tools`` and ``valid_tool_names`` consistent, captured order kept.
@@ -22,17 +22,19 @@ BUDGET_S = 30.0
 
 
 @pytest.fixture
-def narrowing(decide_file):
-    decide_file(enabled=True)
+def file_sessions(narrowing):
+    narrowing(("file",))
 
 
 def call(name):
     return SimpleNamespace(tool_calls=[SimpleNamespace(function=SimpleNamespace(name=name, arguments="{}"))])
 
 
-def test_32_threads_recovering_different_toolsets_never_lose_a_tool(narrowing, agent_factory, runtime,
+def test_32_threads_recovering_different_toolsets_never_lose_a_tool(file_sessions, agent_factory, runtime,
                                                                     plugin_module):
     mutation = plugin_module("surface_mutation")
+    runtime_mod = plugin_module("runtime")
+    host = plugin_module("host")
     surface = plugin_module("surface")
     agent = agent_factory()
     sid = agent.session_id
@@ -41,8 +43,8 @@ def test_32_threads_recovering_different_toolsets_never_lose_a_tool(narrowing, a
     assert state is not None and state.narrowed
     cap = state.capture
     cfg, _, _ = runtime.settings(agent)
-    base = mutation.plan(cap, state.loaded_toolsets, cfg, runtime.blurbs, catalog_text=state.catalog_text,
-                        router_definition=state.router_definition)
+    base = runtime_mod.plan_on_host(cap, state.loaded_toolsets, cfg, runtime.blurbs, catalog=state.catalog_text,
+                                    router_definition=state.router_definition)
     assert base.keep == state.keep
     owners = [o for o in cap.owner_order() if o != "router" and not set(cap.tools_of(o)) <= base.keep]
     assert len(owners) >= 5, owners  # enough distinct toolsets to make the races real
@@ -60,11 +62,11 @@ def test_32_threads_recovering_different_toolsets_never_lose_a_tool(narrowing, a
             try:
                 door = (i + rnd) % 3
                 if door == 0:
-                    runtime._expand(state, agent, [owner], via="stress")
+                    runtime.recovery.expand(state, agent, [owner], via="stress")
                 elif door == 1:
-                    runtime.post_api_request(session_id=sid, assistant_message=call(cap.tools_of(owner)[0]))
+                    runtime.recovery.post_api_request(session_id=sid, assistant_message=call(cap.tools_of(owner)[0]))
                 else:
-                    runtime.request_toolset({"toolsets": [owner]}, session_id=sid)
+                    runtime.recovery.request_toolset({"toolsets": [owner]}, session_id=sid)
             except Exception as exc:  # pragma: no cover - reported below
                 errors.append((rnd, i, repr(exc)))
             done.wait()
@@ -77,8 +79,8 @@ def test_32_threads_recovering_different_toolsets_never_lose_a_tool(narrowing, a
     lost_rounds = []
     for rnd in range(ROUNDS):
         # back to the routed surface: hand the capture back, then commit the routed plan
-        assert mutation.restore(state)
-        mutation.commit_route(state, agent, base, lambda: True)
+        assert mutation.restore(state, lock=host.surface_lock)
+        mutation.commit_route(state, agent, base, lambda: True, lock=host.surface_lock)
         with state.lock:
             state.recoveries.clear()
         pool = rng.sample(owners, rng.randint(1, len(owners)))

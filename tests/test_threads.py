@@ -24,29 +24,7 @@ FILE_TOOLS = {"read_file", "write_file", "patch", "search_files"}
 NOT_FILE = {"terminal", "delegate_task", "cronjob", "execute_code"}
 
 
-# -- shared helpers (each test file keeps its own copy: no shared test module) ---------
-@pytest.fixture
-def narrowing(monkeypatch, plugin_module, router_config):
-    """Make the installed router narrow every new session to ``toolsets`` (deterministic:
-    the classifier entry point in *our* hooks module is replaced, Hermes is untouched)."""
-    import model_tools  # noqa: F401 - plugin discovery runs at this import
-
-    runtime_mod = plugin_module("runtime")
-    decision_mod = plugin_module("decision")
-
-    def install(toolsets=("file",), before=None, enabled=True):
-        def fake_decide(text, cfg, available=(), **_):
-            if before is not None:
-                before(text)
-            return decision_mod.Decision(action="narrow", toolsets=tuple(toolsets), intent="test",
-                                         confidence=1.0, source="rules", reason="test")
-
-        monkeypatch.setattr(runtime_mod, "decide", fake_decide)
-        router_config(enabled=enabled)
-
-    return install
-
-
+# -- helpers (the fake decision is conftest's ``narrowing``) -----------------------------
 @pytest.fixture
 def bindings(monkeypatch, plugin_module):
     """Record every ``host.find_agent`` answer: (session, how, agent, thread name)."""
