@@ -76,6 +76,13 @@ def policies(draw, registry):
     return {"schema_version": 1, "protected_toolsets": protected, "pinned_tool_names": pins}
 
 
+def draw_world(data):
+    """A registry, a host capture of it (plain data, real definition objects) and a policy."""
+    registry, captured = data.draw(universes())
+    defs = {n: definition(n) for n in registry}
+    return registry, defs, make_capture(captured, registry, defs), data.draw(policies(registry))
+
+
 class Agent:
     """What the router reads and writes on a Hermes agent, as plain data."""
 
@@ -122,10 +129,7 @@ def check_invariants(agent: Agent, state: SessionState, env: A.Envelope, registr
 @given(data=st.data())
 @SETTINGS
 def test_captured_sessions_keep_every_invariant(data):
-    registry, captured = data.draw(universes())
-    defs = {n: definition(n) for n in registry}
-    capture = make_capture(captured, registry, defs)
-    raw = data.draw(policies(registry))
+    registry, defs, capture, raw = draw_world(data)
     worker = data.draw(st.sampled_from([P.WORKER, P.NOT_WORKER, P.UNCERTAIN]))
     adm = P.parse_admission(raw)
     assert adm.status == P.VALID
@@ -180,12 +184,9 @@ def test_captured_sessions_keep_every_invariant(data):
 @given(data=st.data())
 @SETTINGS
 def test_no_authority_appends_only_ordinary_definitions_and_is_never_captured_again(data):
-    registry, captured = data.draw(universes())
-    defs = {n: definition(n) for n in registry}
-    capture = make_capture(captured, registry, defs)
-    raw = data.draw(policies(registry))
+    registry, defs, capture, raw = draw_world(data)
     agent = Agent("s1", capture)
-    env, _ = S.envelope_for(agent, "s1", lambda: A.bind(P.parse_admission(raw), captured, capture.owners,
+    env, _ = S.envelope_for(agent, "s1", lambda: A.bind(P.parse_admission(raw), capture.names, capture.owners,
                                                         session_id="s1", provenance=False))
     assert env.authority == A.NO_AUTHORITY_MODE and not A.may_prune(env)
     appended = False
