@@ -2,7 +2,9 @@
 
 Kept tiny and frozen so rules, the model classifier, the CLI and the hooks can pass it
 around without copying, and so ``to_json`` is the single place the public field names
-(``hermes-token-router route --json``) are spelled.
+(``hermes-token-router route --json``) are spelled. ``clauses`` says which rule explained
+each part of the request, so a reviewer can see why a compound request was (not) narrowed;
+it is left out of the compact form so ``route --jsonl`` rows keep their fields.
 """
 
 from __future__ import annotations
@@ -23,6 +25,9 @@ class Decision:
     source: Source
     reason: str
     latency_ms: float = field(default=0.0, compare=False)
+    # (clause text, what explained it): an intent list, "-" (asks for no action) or
+    # "unexplained:<action>" / "widened:<action>"; empty for one-clause messages.
+    clauses: Tuple[Tuple[str, str], ...] = field(default=(), compare=False)
 
     @property
     def narrows(self) -> bool:
@@ -31,8 +36,9 @@ class Decision:
     def with_latency(self, latency_ms: float) -> "Decision":
         return replace(self, latency_ms=latency_ms)
 
-    def to_json(self) -> dict:
-        return {
+    def to_json(self, detail: bool = False) -> dict:
+        """The public fields; ``detail`` adds the clauses (``route --json``)."""
+        out = {
             "action": self.action,
             "toolsets": list(self.toolsets),
             "intent": self.intent,
@@ -41,6 +47,9 @@ class Decision:
             "reason": self.reason,
             "latency_ms": round(float(self.latency_ms), 4),
         }
+        if detail:
+            out["clauses"] = [{"text": t, "explained_by": e} for t, e in self.clauses]
+        return out
 
 
 def full_surface(reason: str, *, intent: str = "unknown", source: Source = "fallback",

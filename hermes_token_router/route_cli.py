@@ -42,7 +42,8 @@ def _plain(d: Decision) -> str:
     target = ", ".join(d.toolsets) if d.toolsets else "(floor only)"
     what = f"narrow to {target}" if d.action == "narrow" else "keep the full surface"
     return (f"{what}\n  intent: {d.intent}\n  confidence: {d.confidence:.2f}\n"
-            f"  source: {d.source}\n  reason: {d.reason}")
+            f"  source: {d.source}\n  reason: {d.reason}"
+            + "".join(f"\n  clause: {t!r} <- {e}" for t, e in d.clauses))
 
 
 def run_route(args: argparse.Namespace, stdin: Optional[TextIO] = None,
@@ -83,7 +84,7 @@ def run_route(args: argparse.Namespace, stdin: Optional[TextIO] = None,
         return 2
     decision = decide(text)
     if getattr(args, "json", False):
-        out.write(json.dumps(decision.to_json(), ensure_ascii=False) + "\n")
+        out.write(json.dumps(decision.to_json(detail=True), ensure_ascii=False) + "\n")
     else:
         out.write(_plain(decision) + "\n")
     return 0

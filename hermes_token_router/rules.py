@@ -27,6 +27,7 @@ from typing import Any, Dict, FrozenSet, List, Optional, Sequence, Tuple
 import yaml
 from pydantic import ValidationError
 
+from .coverage import Coverage, mask_content
 from .decision import Decision, full_surface
 from .normalize import fold
 from .paths import shipped
@@ -189,7 +190,9 @@ class RuleSet:
 
     toolsets: FrozenSet[str]
 
-    def __init__(self, guards: GuardFile, intents: Sequence[Tuple[str, IntentRule]]):
+    def __init__(self, guards: GuardFile, intents: Sequence[Tuple[str, IntentRule]],
+                 coverage: Optional[Coverage] = None):
+        self.coverage = coverage
         self._max_chars = guards.max_chars
         self._conf = guards.confidence
         g = guards
@@ -247,18 +250,8 @@ class RuleSet:
         if not intents:
             raise PolicyError(str(policy_dir), 1, "(dir)", "no intent files",
                               "add at least one *.yaml with 'intents:'")
-        rules = cls(guards, intents)
-        rules.toolset_sites = sites
-        return rules
-
-    def check_toolsets(self, known: FrozenSet[str]) -> Optional[PolicyError]:
-        """The first toolset a rule names that the host does not know, as an error naming
-        file and line (a typo such as ``fiel`` would otherwise narrow to almost nothing)."""
-        for name, (file, line) in sorted(self.toolset_sites.items(), key=lambda s: s[1]):
-            if name not in known:
-                return PolicyError(file, line, "toolsets", f"unknown toolset {name!r}",
-                                   "use a toolset name Hermes has (hermes tools list)")
-        return None
+        # Whole-request coverage lives beside the rules folder (policy/coverage.yaml).
+        return cls(guards, intents, Coverage.load(policy_dir.parent))
 
     # -- classification
 
@@ -289,12 +282,12 @@ class RuleSet:
         if short and self._vague is not None and self._vague.fullmatch(core, cjk):
             return self._full("vague", intent="vague")
 
-        hits: List[Tuple[_Intent, str]] = []
-        for intent in self._intents:
-            m = intent.rx.search(t, cjk)
-            if m and not (intent.unless is not None and intent.unless.search(t)):
-                hits.append((intent, m.group(0).strip()))
+        cov = self.coverage
+        if short and cov is not None and cov.capability_question(core, cjk):
+            return Decision("narrow", (), "capability_inquiry", self._conf.capability, "rules",
+                            "capability question")
 
+        hits = self._hits(t, cjk)
         question = self._definitional is not None and self._definitional.search(t, cjk) is not None
         if hits and question:
             kept = [h for h in hits if h[0].answers_questions]
@@ -315,14 +308,84 @@ class RuleSet:
         toolsets: Dict[str, None] = {}
         names: Dict[str, None] = {}
         confidence = 0.0
-        for intent, _ in hits:
+        for intent, _, _ in hits:
             names.setdefault(intent.name, None)
             for ts in intent.toolsets:
                 toolsets.setdefault(ts, None)
             confidence = max(confidence, intent.confidence)
-        # Intent names only: the matched words are the user's text, which is never logged.
-        reason = "matched " + ", ".join(i.name for i, _ in hits)
-        return Decision("narrow", tuple(sorted(toolsets)), "+".join(names), confidence, "rules", reason)
+        reason = "matched " + ", ".join(f"{i.name}:{w!r}" for i, w, _ in hits)
+        clauses: Tuple[Tuple[str, str], ...] = ()
+        if cov is not None:
+            clauses, extra, unexplained = self._cover(cov, t, cjk, hits, toolsets)
+            for intent in extra:
+                names.setdefault(intent.name, None)
+                for ts in intent.toolsets:
+                    toolsets.setdefault(ts, None)
+            if unexplained and cov.mode == "abstain":
+                d = self._full(f"unexplained_clause:{unexplained[0]}", intent="+".join(names))
+                return Decision(d.action, d.toolsets, d.intent, d.confidence, d.source, d.reason, clauses=clauses)
+            for action in unexplained:
+                for ts in cov.actions.get(action, ()):
+                    toolsets.setdefault(ts, None)
+            if unexplained:
+                reason += "; widened for " + ", ".join(unexplained)
+            added = cov.with_companions(toolsets)
+            if added:
+                reason += "; companions " + ", ".join(added)
+        return Decision("narrow", tuple(sorted(toolsets)), "+".join(names), confidence, "rules", reason,
+                        clauses=clauses)
+
+    def _hits(self, t: str, cjk: bool) -> List[Tuple[_Intent, str, Tuple[int, int]]]:
+        """Every intent that matches, with its word and span. Platform and product intents
+        read the message with quoted, listed and pasted content blanked out."""
+        cov = self.coverage
+        masked: Optional[str] = None
+        hits: List[Tuple[_Intent, str, Tuple[int, int]]] = []
+        for intent in self._intents:
+            text = t
+            if cov is not None and intent.name in cov.content_sensitive:
+                if masked is None:
+                    masked = mask_content(t)
+                text = masked
+            m = intent.rx.search(text, cjk)
+            if m and not (intent.unless is not None and intent.unless.search(t)):
+                hits.append((intent, m.group(0).strip(), m.span()))
+        return hits
+
+    def _cover(self, cov: Coverage, t: str, cjk: bool, hits, toolsets: Dict[str, None]):
+        """Explain each clause: by an intent matched inside it, by an intent matched when the
+        clause is read alone, or by an action the routed toolsets already carry. Returns the
+        clause table, the intents found inside clauses, and the unexplained actions."""
+        parts = cov.split(t, cjk)
+        if len(parts) < 2:
+            return (), [], []
+        table: List[Tuple[str, str]] = []
+        extra: List[_Intent] = []
+        unexplained: List[str] = []
+        have = dict(toolsets)
+        for c in parts:
+            by = [i.name for i, _, (s, e) in hits if s < c.end and e > c.start]
+            if by:
+                table.append((c.text.strip(), "+".join(dict.fromkeys(by))))
+                continue
+            action = cov.action(c.text, cjk)
+            if action is None:
+                table.append((c.text.strip(), "-"))
+                continue
+            inner = [h[0] for h in self._hits(c.text, cjk)]
+            if inner:
+                extra.extend(inner)
+                for i in inner:
+                    have.update(dict.fromkeys(i.toolsets))
+                table.append((c.text.strip(), "+".join(i.name for i in inner)))
+            elif any(ts in have for ts in cov.actions.get(action, ())):
+                table.append((c.text.strip(), f"{action} (routed toolsets)"))
+            else:
+                unexplained.append(action)
+                have.update(dict.fromkeys(cov.actions.get(action, ())))
+                label = "widened" if cov.mode == "widen" else "unexplained"
+                table.append((c.text.strip(), f"{label}:{action}"))
+        return tuple(table), extra, list(dict.fromkeys(unexplained))
 
 
 # --------------------------------------------------------------------------- shipped rules

@@ -204,15 +204,22 @@ def test_capability_question_with_a_task_routes_normally(rules):
     assert d.intent != "capability_inquiry" and routes(d, "terminal")
 
 
-@pytest.mark.parametrize("text,allowed", [
-    ("can you take screenshots?", {"browser", "computer_use", "vision"}),
-    ("can you play music?", {"spotify"}),
-    ("你能截图吗？", {"computer_use", "browser", "vision"}),
-])
-def test_yes_no_capability_questions_are_not_special_cased(rules, text, allowed):
+@pytest.mark.parametrize("text", ["can you make images?", "can you play music?", "can you browse the web?",
+                                  "do you have internet access?", "你能上网吗？", "你会画图吗", "你可以执行代码吗?"])
+def test_yes_no_capability_questions_keep_the_floor(rules, text):
+    """The catalog in request_toolset's description answers them (issue 12, precision)."""
     d = rules.classify(text)
-    assert d.intent != "capability_inquiry"
-    assert d.action == "full" or set(d.toolsets) <= allowed
+    assert (d.action, d.toolsets, d.intent) == ("narrow", (), "capability_inquiry")
+
+
+@pytest.mark.parametrize("text,need", [
+    ("can you play some jazz by miles davis?", {"spotify"}),
+    ("can you turn off the kitchen lights?", {"homeassistant"}),
+    ("你能帮我画一只戴帽子的猫吗", {"image_gen"}),
+])
+def test_a_request_phrased_as_a_question_is_still_a_request(rules, text, need):
+    d = rules.classify(text)
+    assert d.intent != "capability_inquiry" and safe(d, *need) and d.action == "narrow"
 
 
 def test_chitchat_plus_a_task_is_a_task(rules):
