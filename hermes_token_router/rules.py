@@ -16,6 +16,7 @@ worst outcome the router has, while abstaining only costs tokens. So the flow is
 
 from __future__ import annotations
 
+import copy
 import logging
 import re
 import threading
@@ -27,9 +28,9 @@ from typing import Any, Dict, FrozenSet, List, Optional, Sequence, Tuple
 import yaml
 from pydantic import ValidationError
 
-from .coverage import Coverage, mask_content
+from .coverage import COMPANIONS_FILE, COVERAGE_FILE, Coverage, mask_content
 from .decision import Decision, full_surface
-from .normalize import fold
+from .learned import WEIGHTS_FILE, LearnedModel
 from .paths import shipped
 from .rules_schema import FIXES, GUARDS_FILE, GuardFile, IntentFile, IntentRule
 
@@ -191,8 +192,9 @@ class RuleSet:
     toolsets: FrozenSet[str]
 
     def __init__(self, guards: GuardFile, intents: Sequence[Tuple[str, IntentRule]],
-                 coverage: Optional[Coverage] = None):
+                 coverage: Optional[Coverage] = None, learned: Optional[LearnedModel] = None):
         self.coverage = coverage
+        self.learned = learned
         self._max_chars = guards.max_chars
         self._conf = guards.confidence
         g = guards
@@ -212,14 +214,25 @@ class RuleSet:
 
     # -- loading
 
+    def without_learned(self) -> "RuleSet":
+        """The same rules without the learned second opinion (benchmarks compare both)."""
+        clone = copy.copy(self)
+        clone.learned = None
+        return clone
+
     @classmethod
-    def load(cls, policy_dir: Path) -> "RuleSet":
-        """Load ``guards.yaml`` plus every other ``*.yaml`` (intent files) in ``policy_dir``."""
+    def load(cls, policy_dir: Path, learned: Optional[Path] = None) -> "RuleSet":
+        """Load ``guards.yaml`` plus every other ``*.yaml`` (intent files) in ``policy_dir``;
+        ``learned`` names a weights file for the second opinion (missing or corrupt: rules
+        only, one warning)."""
         try:
-            return cls._load(Path(policy_dir))
+            rules = cls._load(Path(policy_dir))
         except PolicyError as exc:
             log.error("token-router rules: %s (router stays hands-off)", exc)
             raise
+        if learned is not None:
+            rules.learned = LearnedModel.load(learned)
+        return rules
 
     @classmethod
     def _load(cls, policy_dir: Path) -> "RuleSet":
@@ -332,6 +345,14 @@ class RuleSet:
             added = cov.with_companions(toolsets)
             if added:
                 reason += "; companions " + ", ".join(added)
+        if self.learned is not None:
+            verdict, extra_ts, note = self.learned.second_opinion(t, tuple(toolsets))
+            if verdict == "abstain":
+                return Decision("full", (), "+".join(names), 0.0, "rules", f"learned_disagrees:{note}",
+                                clauses=clauses)
+            if verdict == "union":
+                toolsets.update(dict.fromkeys(extra_ts))
+                reason += f"; learned {note}"
         return Decision("narrow", tuple(sorted(toolsets)), "+".join(names), confidence, "rules", reason,
                         clauses=clauses)
 
@@ -397,7 +418,9 @@ _cache: Dict[str, Tuple[Tuple[Tuple[str, float], ...], Any]] = {}
 
 
 def _stamp(folder: Path) -> Tuple[Tuple[str, float], ...]:
-    return tuple((p.name, p.stat().st_mtime_ns) for p in sorted(folder.glob("*.yaml")))
+    beside = [folder.parent / n for n in (COVERAGE_FILE, COMPANIONS_FILE, WEIGHTS_FILE)]
+    return tuple((p.name, p.stat().st_mtime_ns)
+                 for p in sorted(folder.glob("*.yaml")) + [b for b in beside if b.is_file()])
 
 
 def default_rules() -> RuleSet:
@@ -414,10 +437,6 @@ def default_rules() -> RuleSet:
             if isinstance(cached[1], PolicyError):
                 raise cached[1]
             return cached[1]
-        try:
-            rules = RuleSet.load(folder)
-        except PolicyError as exc:
-            _cache[key] = (stamp, exc)
-            raise
+        rules = RuleSet.load(folder, learned=folder.parent / WEIGHTS_FILE)
         _cache[key] = (stamp, rules)
         return rules

@@ -1,0 +1,120 @@
+"""A learned second opinion on the rules: a sparse multi-label linear model over hashed text features.
+
+Why: rules only know the vocabulary someone wrote down, and fresh requests keep using words
+nobody did. A linear model trained on every labelled request (the dev corpus plus the blind
+batches already scored) generalises a little past that vocabulary, and it is cheap enough
+to run inside the deterministic path: features are hashed words, word pairs, word prefixes
+and character n-grams of CJK runs (so Chinese needs no segmenter), the weights are sparse
+(L1), and inference is a few dict look-ups in pure Python (Hermes ships no numpy).
+
+Training hashes features into buckets; the weights file keys each non-zero bucket by the
+training features that fall into it, so inference is one dict look-up per feature.
+
+It never narrows on its own. Where it is confident about a toolset the rules missed, the
+decision gets the union; where it confidently wants something else and gives none of the
+rules' toolsets any credit, the router abstains. A missing or corrupt weights file means
+rules only, with one warning. Training: ``benchmarks/train_learned.py``.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import math
+import re
+import zlib
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Dict, Iterator, List, Optional, Tuple
+
+log = logging.getLogger("hermes_token_router")
+
+WEIGHTS_FILE = "learned.json"
+_WORD = re.compile(r"[a-z0-9_][a-z0-9_'.-]*")
+_CJK_RUN = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]+")
+_warned: set = set()
+
+
+def features(t: str) -> Iterator[str]:
+    """Feature strings of a normalised (lower-cased, NFKC) message. Shared with training."""
+    prev = "^"
+    for m in _WORD.finditer(t):
+        w = m.group(0).rstrip(".-'")
+        yield "w:" + w
+        yield "b:" + prev + " " + w
+        if len(w) > 5:
+            yield "p:" + w[:5]
+        prev = w
+    for m in _CJK_RUN.finditer(t):
+        run = m.group(0)
+        n = len(run)
+        for i in range(n):
+            yield "c:" + run[i]
+            if i + 1 < n:
+                yield "c:" + run[i:i + 2]
+            if i + 2 < n:
+                yield "c:" + run[i:i + 3]
+
+
+def bucket(feature: str, size: int) -> int:
+    """A stable hash (crc32, not Python's per-process ``hash``): training and inference agree."""
+    return zlib.crc32(feature.encode("utf-8")) % size
+
+
+@dataclass(frozen=True)
+class LearnedModel:
+    labels: Tuple[str, ...]
+    bias: Tuple[float, ...]
+    weights: Dict[str, Tuple[Tuple[int, float], ...]]
+    union_at: float        # add a toolset the rules missed at or above this probability
+    disagree_at: float     # ... and abstain when every rule toolset scores below this
+    max_chars: int = 1000  # read at most this much text (the latency budget)
+
+    @classmethod
+    def load(cls, path: Path) -> Optional["LearnedModel"]:
+        """``None`` plus one warning per path when the file is missing or unusable."""
+        try:
+            data = json.loads(Path(path).read_text(encoding="utf-8"))
+            labels = tuple(str(x) for x in data["labels"])
+            bias = tuple(float(x) for x in data["bias"])
+            if len(bias) != len(labels):
+                raise ValueError("labels and bias disagree")
+            weights: Dict[str, Tuple[Tuple[int, float], ...]] = {}
+            for key, pairs in data["weights"].items():
+                row = tuple((int(i), float(w)) for i, w in pairs)
+                if any(not 0 <= i < len(labels) for i, _ in row):
+                    raise ValueError(f"label index out of range for feature {key!r}")
+                weights[str(key)] = row
+            return cls(labels, bias, weights, float(data["union_at"]), float(data["disagree_at"]),
+                       int(data.get("max_chars", 1000)))
+        except Exception as exc:
+            key = str(path)
+            if key not in _warned:
+                _warned.add(key)
+                log.warning("token-router: learned model %s unusable (%s: %s); routing with rules only",
+                            Path(path).name, type(exc).__name__, str(exc)[:200])
+            return None
+
+    def predict(self, t: str) -> Dict[str, float]:
+        """Probability per toolset for a normalised message."""
+        scores = list(self.bias)
+        w = self.weights
+        for f in set(features(t[:self.max_chars])):
+            row = w.get(f)
+            if row is not None:
+                for i, v in row:
+                    scores[i] += v
+        return {lab: 1.0 / (1.0 + math.exp(-max(-30.0, min(30.0, s)))) for lab, s in zip(self.labels, scores)}
+
+    def second_opinion(self, t: str, toolsets: Tuple[str, ...]) -> Tuple[str, List[str], str]:
+        """``("union", added, note)``, ``("abstain", [], note)`` or ``("agree", [], "")``."""
+        probs = self.predict(t)
+        rules = set(toolsets)
+        confident = sorted((p, lab) for lab, p in probs.items() if p >= self.union_at and lab not in rules)
+        if not confident:
+            return "agree", [], ""
+        credit = max((probs.get(ts, 0.0) for ts in rules if ts in probs), default=None)
+        note = ", ".join(f"{lab}:{p:.2f}" for p, lab in reversed(confident))
+        if credit is not None and credit < self.disagree_at:
+            return "abstain", [], note
+        return "union", [lab for _, lab in reversed(confident)], note
