@@ -39,7 +39,8 @@ class _Lang(BaseModel):
 
 class _Action(_Lang):
     name: str
-    toolsets: List[str] = Field(min_length=1)
+    toolsets: List[str] = Field(min_length=1)   # any of these explains the action
+    widen: List[str] = Field(default_factory=list)  # added when unexplained (default: the first)
 
 
 class CoverageFile(BaseModel):
@@ -48,6 +49,7 @@ class CoverageFile(BaseModel):
     split: _Lang
     unexplained: Literal["widen", "abstain"] = "widen"
     actions: List[_Action]
+    question: Optional[_Action] = None
     lead: List[str] = Field(default_factory=list)
     content_sensitive: List[str] = Field(default_factory=list)
     capability_question: _Lang = Field(default_factory=_Lang)
@@ -100,10 +102,18 @@ class Coverage:
         self._split_zh = re.compile(_alt(spec.split.en + spec.split.zh)) if spec.split.zh else self._split_en
         lead = _alt(spec.lead) if spec.lead else ""
         self.actions: Dict[str, Tuple[str, ...]] = {a.name: tuple(a.toolsets) for a in spec.actions}
+        self.widen: Dict[str, Tuple[str, ...]] = {a.name: tuple(a.widen or a.toolsets[:1]) for a in spec.actions}
         en = [f"(?P<{a.name}>{_alt(a.en)})" for a in spec.actions if a.en]
         zh = [f"(?P<{a.name}>{_alt(a.zh)})" for a in spec.actions if a.zh]
         self._act_en = re.compile(f"^\\s*(?:{lead})(?:{'|'.join(en)})") if en else None
         self._act_zh = re.compile("|".join(zh)) if zh else None
+        q = spec.question
+        self._q_en = re.compile(f"^\\s*(?:{_alt(q.en)})") if q is not None and q.en else None
+        self._q_zh = re.compile(_alt(q.zh)) if q is not None and q.zh else None
+        if q is not None:
+            self.actions[q.name] = tuple(q.toolsets)
+            self.widen[q.name] = tuple(q.widen or q.toolsets[:1])
+        self._question = q.name if q is not None else None
         self.content_sensitive: FrozenSet[str] = frozenset(spec.content_sensitive)
         cq = spec.capability_question
         self._cap_en = re.compile(_alt(cq.en)) if cq.en else None
@@ -143,12 +153,21 @@ class Coverage:
             out.append(Clause(pos, len(t), t[pos:]))
         return [c for c in out if c.text.strip()]
 
-    def action(self, clause: str, cjk: bool) -> Optional[str]:
-        """The action a clause asks for (its verb), or None when it asks for none."""
+    def action(self, clause: str, cjk: bool, asked: bool = False) -> Optional[str]:
+        """The action a clause asks for (its verb), or None when it asks for none. A clause
+        that is a question about the world (``asked``: followed by '?') is the ``question``
+        action: inside a compound request it usually needs a live answer."""
         m = self._act_en.match(clause) if self._act_en is not None else None
         if m is None and cjk and self._act_zh is not None:
             m = self._act_zh.search(clause)
-        return m.lastgroup if m is not None else None
+        if m is not None:
+            return m.lastgroup
+        if self._question is not None:
+            if asked and self._q_en is not None and self._q_en.match(clause):
+                return self._question
+            if cjk and self._q_zh is not None and self._q_zh.search(clause):
+                return self._question
+        return None
 
     def capability_question(self, core: str, cjk: bool) -> bool:
         if self._cap_en is not None and self._cap_en.fullmatch(core):

@@ -31,6 +31,7 @@ from pydantic import ValidationError
 from .coverage import COMPANIONS_FILE, COVERAGE_FILE, Coverage, mask_content
 from .decision import Decision, full_surface
 from .learned import WEIGHTS_FILE, LearnedModel
+from .prefilter import Filtered
 from .paths import shipped
 from .rules_schema import FIXES, GUARDS_FILE, GuardFile, IntentFile, IntentRule
 
@@ -153,21 +154,32 @@ class _Bilingual:
     patterns run only when the message has CJK text, so their unanchored Latin fragments
     can never fire inside English words."""
 
-    __slots__ = ("en", "zh")
+    __slots__ = ("en", "zh", "en_parts", "zh_parts")
 
-    def __init__(self, en: Optional[re.Pattern], zh: Optional[re.Pattern]):
+    def __init__(self, en: Optional[re.Pattern], zh: Optional[re.Pattern],
+                 en_parts: Optional[Filtered] = None, zh_parts: Optional[Filtered] = None):
         self.en, self.zh = en, zh
+        self.en_parts, self.zh_parts = en_parts, zh_parts
 
     @classmethod
-    def build(cls, en: Sequence[str], zh: Sequence[str], **kw: bool) -> Optional["_Bilingual"]:
+    def build(cls, en: Sequence[str], zh: Sequence[str], repeat: bool = False) -> Optional["_Bilingual"]:
         if not en and not zh:
             return None
-        return cls(_compile(en, **kw), _compile(zh, **kw))
+        # Searches go pattern by pattern behind literal prefilters (the latency budget);
+        # whole-message matches use one joined pattern.
+        return cls(_compile(en, repeat=repeat), _compile(zh, repeat=repeat),
+                   Filtered(en) if en and not repeat else None, Filtered(zh) if zh and not repeat else None)
 
     def search(self, t: str, cjk: bool) -> Optional[re.Match]:
-        m = self.en.search(t) if self.en is not None else None
-        if m is None and cjk and self.zh is not None:
-            m = self.zh.search(t)
+        if self.en_parts is not None:
+            m = self.en_parts.search(t)
+        else:
+            m = self.en.search(t) if self.en is not None else None
+        if m is None and cjk:
+            if self.zh_parts is not None:
+                m = self.zh_parts.search(t)
+            elif self.zh is not None:
+                m = self.zh.search(t)
         return m
 
     def fullmatch(self, t: str, cjk: bool) -> bool:
@@ -183,7 +195,7 @@ class _Intent:
     confidence: float
     answers_questions: bool
     rx: _Bilingual
-    unless: Optional[re.Pattern]
+    unless: Optional[Filtered]
 
 
 class RuleSet:
@@ -205,7 +217,7 @@ class RuleSet:
         self._capability = _Bilingual.build(g.capability.en, g.capability.zh)
         self._intents: Tuple[_Intent, ...] = tuple(
             _Intent(rule.name, tuple(rule.toolsets), rule.confidence, rule.answers_questions,
-                    _Bilingual.build(rule.en, rule.zh), _compile(rule.unless))
+                    _Bilingual.build(rule.en, rule.zh), Filtered(rule.unless) if rule.unless else None)
             for _, rule in intents)
         self.toolsets = frozenset(ts for i in self._intents for ts in i.toolsets)
         # toolset -> (file, line) of its first mention, for ``check_toolsets``
@@ -338,7 +350,7 @@ class RuleSet:
                 d = self._full(f"unexplained_clause:{unexplained[0]}", intent="+".join(names))
                 return Decision(d.action, d.toolsets, d.intent, d.confidence, d.source, d.reason, clauses=clauses)
             for action in unexplained:
-                for ts in cov.actions.get(action, ()):
+                for ts in cov.widen.get(action, ()):
                     toolsets.setdefault(ts, None)
             if unexplained:
                 reason += "; widened for " + ", ".join(unexplained)
@@ -356,13 +368,16 @@ class RuleSet:
         return Decision("narrow", tuple(sorted(toolsets)), "+".join(names), confidence, "rules", reason,
                         clauses=clauses)
 
-    def _hits(self, t: str, cjk: bool) -> List[Tuple[_Intent, str, Tuple[int, int]]]:
-        """Every intent that matches, with its word and span. Platform and product intents
-        read the message with quoted, listed and pasted content blanked out."""
+    def _hits(self, t: str, cjk: bool, only: Sequence[str] = ()) -> List[Tuple[_Intent, str, Tuple[int, int]]]:
+        """Every intent that matches (``only``: among those emitting one of these toolsets),
+        with its word and span. Platform and product intents read the message with quoted,
+        listed and pasted content blanked out."""
         cov = self.coverage
         masked: Optional[str] = None
         hits: List[Tuple[_Intent, str, Tuple[int, int]]] = []
         for intent in self._intents:
+            if only and not any(ts in only for ts in intent.toolsets):
+                continue
             text = t
             if cov is not None and intent.name in cov.content_sensitive:
                 if masked is None:
@@ -389,21 +404,24 @@ class RuleSet:
             if by:
                 table.append((c.text.strip(), "+".join(dict.fromkeys(by))))
                 continue
-            action = cov.action(c.text, cjk)
+            action = cov.action(c.text, cjk, asked=t.startswith("?", c.end))
             if action is None:
                 table.append((c.text.strip(), "-"))
                 continue
-            inner = [h[0] for h in self._hits(c.text, cjk)]
+            explains = cov.actions.get(action, ())
+            if any(ts in have for ts in explains):
+                table.append((c.text.strip(), f"{action} (routed toolsets)"))
+                continue
+            # Read the clause alone, with the intents that could carry its action.
+            inner = [h[0] for h in self._hits(c.text, cjk, explains)]
             if inner:
                 extra.extend(inner)
                 for i in inner:
                     have.update(dict.fromkeys(i.toolsets))
                 table.append((c.text.strip(), "+".join(i.name for i in inner)))
-            elif any(ts in have for ts in cov.actions.get(action, ())):
-                table.append((c.text.strip(), f"{action} (routed toolsets)"))
             else:
                 unexplained.append(action)
-                have.update(dict.fromkeys(cov.actions.get(action, ())))
+                have.update(dict.fromkeys(cov.widen.get(action, ())))
                 label = "widened" if cov.mode == "widen" else "unexplained"
                 table.append((c.text.strip(), f"{label}:{action}"))
         return tuple(table), extra, list(dict.fromkeys(unexplained))

@@ -1,0 +1,262 @@
+"""Whole-request coverage, companions, the learned second opinion and the precision fixes
+(issue 12), on the shipped policy and on small policies written here."""
+
+from __future__ import annotations
+
+import io
+import json
+import logging
+import re
+import shutil
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from hermes_token_router import learned as learned_mod
+from hermes_token_router.coverage import Coverage, mask_content
+from hermes_token_router.learned import LearnedModel
+from hermes_token_router.prefilter import Filtered, literals
+from hermes_token_router.route_cli import add_route_subcommand, run_route
+from hermes_token_router.rules import RuleSet, default_rules, normalize
+
+ROOT = Path(__file__).resolve().parents[1]
+POLICY = ROOT / "policy"
+
+
+@pytest.fixture(scope="module")
+def rules() -> RuleSet:
+    return default_rules()
+
+
+@pytest.fixture(scope="module")
+def cov() -> Coverage:
+    c = Coverage.load(POLICY)
+    assert c is not None
+    return c
+
+
+def _texts(cov, text):
+    t = normalize(text)
+    cjk = re.search(r"[\u3400-\u9fff]", t) is not None
+    return [c.text.strip() for c in cov.split(t, cjk)]
+
+
+# --------------------------------------------------------------------------- clauses
+
+
+@pytest.mark.parametrize("text,parts", [
+    ("run the tests and then post the results", ["run the tests", "post the results"]),
+    ("check the forecast. after that turn on the heater", ["check the forecast", "turn on the heater"]),
+    ("find the date; also set a reminder", ["find the date", "set a reminder"]),
+])
+def test_english_clauses_split_at_connectives_and_punctuation(cov, text, parts):
+    assert _texts(cov, text) == parts
+
+
+@pytest.mark.parametrize("text,parts", [
+    ("先查一下明天的天气，然后把空调打开", ["先查一下明天的天气", "把空调打开"]),
+    ("跑一下测试再提交代码", ["跑一下测试", "提交代码"]),
+    ("总结这个视频 存到同一个文件夹里", ["总结这个视频", "存到同一个文件夹里"]),
+    ("写个脚本并且顺便提醒我明天看结果", ["写个脚本", "提醒我明天看结果"]),
+])
+def test_chinese_clauses_split_at_connectives_punctuation_and_spaces(cov, text, parts):
+    assert _texts(cov, text) == parts
+
+
+def test_one_clause_messages_carry_no_clause_table(rules):
+    assert rules.classify("turn off the lights").clauses == ()
+
+
+@pytest.mark.parametrize("text,need", [
+    ("run the backup script, then post the output to the team chat", {"terminal", "discord"}),
+    ("跑一下 deploy.sh 然后把结果发到群里", {"terminal", "hermes-yuanbao"}),
+    ("is the tube strike still on friday? if so remind me to work from home", {"cronjob", "web"}),
+    ("明天上海到南京的高铁还有没有票，有的话晚上8点提醒我", {"cronjob", "web"}),
+])
+def test_an_unexplained_action_clause_widens_the_surface(rules, text, need):
+    d = rules.classify(text)
+    assert d.action == "narrow" and need <= set(d.toolsets), d
+    assert any(e.startswith("widened:") for _, e in d.clauses)
+
+
+def test_each_clause_names_what_explained_it(rules):
+    d = rules.classify("check the weather in paris and turn on the bedroom lights")
+    table = dict(d.clauses)
+    assert "web_facts" in table["check the weather in paris"]
+    assert table["turn on the bedroom lights"] == "homeassistant"
+
+
+def test_abstain_mode_keeps_the_full_surface(tmp_path):
+    shutil.copytree(POLICY, tmp_path / "policy")
+    path = tmp_path / "policy" / "coverage.yaml"
+    path.write_text(path.read_text(encoding="utf-8").replace("unexplained: widen", "unexplained: abstain"),
+                    encoding="utf-8")
+    rs = RuleSet.load(tmp_path / "policy" / "rules")
+    d = rs.classify("run the backup script, then post the output to the team chat")
+    assert d.action == "full" and d.reason == "unexplained_clause:message"
+    assert ("post the output to the team chat", "unexplained:message") in d.clauses
+
+
+def test_a_broken_coverage_file_means_whole_message_routing_and_one_warning(tmp_path, caplog):
+    shutil.copytree(POLICY, tmp_path / "policy")
+    (tmp_path / "policy" / "coverage.yaml").write_text("version: 1\nsplit: [\n", encoding="utf-8")
+    with caplog.at_level(logging.WARNING, logger="hermes_token_router"):
+        rs = RuleSet.load(tmp_path / "policy" / "rules")
+    assert rs.coverage is None
+    assert sum("coverage.yaml unusable" in r.message for r in caplog.records) == 1
+    assert rs.classify("turn off the lights").toolsets == ("homeassistant",)
+
+
+# --------------------------------------------------------------------------- route --json / --jsonl
+
+
+def _parse(argv):
+    import argparse
+
+    parser = argparse.ArgumentParser()
+    add_route_subcommand(parser.add_subparsers(dest="command"))
+    return parser.parse_args(argv)
+
+
+def test_route_json_shows_clauses_and_jsonl_keeps_its_fields():
+    text = "run the tests and then post the results to discord"
+    out = io.StringIO()
+    assert run_route(_parse(["route", text, "--json"]), stdout=out) == 0
+    data = json.loads(out.getvalue())
+    assert [c["text"] for c in data["clauses"]] == ["run the tests", "post the results to discord"]
+    assert all(c["explained_by"] for c in data["clauses"])
+    out = io.StringIO()
+    assert run_route(_parse(["route", "--jsonl"]), stdin=io.StringIO(json.dumps({"id": 1, "text": text}) + "\n"),
+                     stdout=out) == 0
+    row = json.loads(out.getvalue())
+    assert set(row) == {"id", "action", "toolsets", "intent", "confidence", "source", "reason", "latency_ms"}
+
+
+# --------------------------------------------------------------------------- companions
+
+
+def test_companions_add_measured_toolsets(tmp_path):
+    shutil.copytree(POLICY, tmp_path / "policy")
+    (tmp_path / "policy" / "companions.yaml").write_text(
+        "version: 1\ncompanions:\n  - {when: homeassistant, add: [todo], share: 0.5, count: 9, of: 18, cost: 310}\n",
+        encoding="utf-8")
+    rs = RuleSet.load(tmp_path / "policy" / "rules")
+    d = rs.classify("turn off the lights")
+    assert d.toolsets == ("homeassistant", "todo") and "companions todo" in d.reason
+    assert rs.classify("play some jazz").toolsets == ("spotify",)
+
+
+def test_shipped_companions_are_measured_rows():
+    import yaml
+
+    data = yaml.safe_load((POLICY / "companions.yaml").read_text(encoding="utf-8"))
+    for row in data["companions"]:
+        assert {"when", "add", "share", "count", "of", "cost"} <= set(row)
+        assert row["share"] >= 0.35 and row["count"] >= 4
+
+
+# --------------------------------------------------------------------------- learned model
+
+
+def _model(tmp_path, weights, union_at=0.8, disagree_at=0.05):
+    path = tmp_path / "learned.json"
+    path.write_text(json.dumps({"version": 1, "labels": ["web", "file", "terminal"], "bias": [-4.0, -4.0, -4.0],
+                                "union_at": union_at, "disagree_at": disagree_at, "weights": weights}),
+                    encoding="utf-8")
+    return path
+
+
+def test_learned_model_unions_a_confident_toolset_the_rules_missed(tmp_path):
+    path = _model(tmp_path, {"w:dentist": [[0, 8.0], [2, 3.0]]})
+    rs = RuleSet.load(POLICY / "rules", learned=path)
+    d = rs.classify("remind me at 7pm about the dentist thing")
+    assert {"cronjob", "web"} <= set(d.toolsets) and "learned web" in d.reason
+    assert "web" not in rs.without_learned().classify("remind me at 7pm about the dentist thing").toolsets
+
+
+def test_learned_model_abstains_on_strong_disagreement(tmp_path):
+    path = _model(tmp_path, {"w:lights": [[2, 9.0]]})
+    model = LearnedModel.load(path)
+    verdict, added, _ = model.second_opinion(normalize("turn off the lights"), ("web",))
+    assert verdict == "abstain" and added == []
+
+
+def test_learned_model_features_work_for_chinese_without_a_segmenter(tmp_path):
+    path = _model(tmp_path, {"c:天气": [[0, 9.0]]})
+    model = LearnedModel.load(path)
+    assert model.predict(normalize("明天北京天气怎么样"))["web"] > 0.9
+    assert model.predict(normalize("明天北京怎么样"))["web"] < 0.1
+
+
+@pytest.mark.parametrize("content", [None, "{not json", json.dumps({"labels": ["web"], "bias": []}),
+                                     json.dumps({"labels": ["web"], "bias": [0.0], "union_at": 0.9,
+                                                 "disagree_at": 0.1, "weights": {"w:x": [[5, 1.0]]}})])
+def test_missing_or_corrupt_weights_mean_rules_only_with_one_warning(tmp_path, caplog, content):
+    path = tmp_path / "learned.json"
+    if content is not None:
+        path.write_text(content, encoding="utf-8")
+    learned_mod._warned.discard(str(path))
+    with caplog.at_level(logging.WARNING, logger="hermes_token_router"):
+        a = RuleSet.load(POLICY / "rules", learned=path)
+        b = RuleSet.load(POLICY / "rules", learned=path)
+    assert a.learned is None and b.learned is None
+    assert sum("learned model" in r.message for r in caplog.records) == 1
+    assert a.classify("turn off the lights").toolsets == ("homeassistant",)
+
+
+def test_shipped_weights_are_small_and_record_their_training():
+    path = POLICY / "learned.json"
+    assert path.stat().st_size <= 1_000_000
+    data = json.loads(path.read_text(encoding="utf-8"))
+    assert data["training"]["command"].startswith("python benchmarks/train_learned.py")
+    assert re.fullmatch(r"[0-9a-f]{64}", data["training"]["data_sha256"])
+    assert LearnedModel.load(path) is not None
+
+
+# --------------------------------------------------------------------------- precision
+
+
+@pytest.mark.parametrize("text,not_in", [
+    ("make a sticker of my cat wearing sunglasses", "hermes-yuanbao"),
+    ("put these companies in a table: apple, spotify, netflix, tesla", "spotify"),
+    ('write a tagline for our app, something like "the discord for book clubs"', "discord"),
+    ("search the code for every call to parse_config", "web"),
+    ("在项目里搜一下 parse_config 在哪里用到", "web"),
+])
+def test_content_words_do_not_trigger_platform_or_product_routes(rules, text, not_in):
+    d = rules.classify(text)
+    assert not_in not in d.toolsets
+
+
+@pytest.mark.parametrize("text", ["search the code for every call to parse_config", "在项目里搜一下 parse_config",
+                                  "在代码里搜一下 TODO"])
+def test_searching_the_project_routes_to_file(rules, text):
+    d = rules.classify(text)
+    assert d.action == "narrow" and "file" in d.toolsets and "web" not in d.toolsets
+
+
+def test_mask_keeps_offsets():
+    t = 'post "hello discord" to the channel'
+    assert len(mask_content(t)) == len(t) and "discord" not in mask_content(t)
+
+
+# --------------------------------------------------------------------------- prefilter
+
+
+def test_prefilter_literals_are_required_parts():
+    assert literals([r"\bkanban\b|\bthe board\b"]) == frozenset({"kanban", "the board"})
+    assert literals([r"(?:^|\s)[\w./-]+\.py\b"]) == frozenset({".py"})
+    assert literals([r"[a-z]+\d"]) is None
+
+
+PATTERNS = [p for i in default_rules()._intents for part in (i.rx.en_parts, i.rx.zh_parts) if part
+            for p in [rx.pattern for rx, _ in part.parts]]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(alphabet="abcdefghijklmnopqrstuvwxyz .,/:?'-0123456789提醒每天文件搜", max_size=60),
+       st.sampled_from(PATTERNS))
+def test_prefilter_never_skips_a_pattern_that_matches(text, pattern):
+    assert (Filtered([pattern]).search(text) is None) == (re.search(pattern, text) is None)
