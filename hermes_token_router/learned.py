@@ -25,7 +25,7 @@ import re
 import zlib
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Dict, Iterator, List, Optional, Tuple
+from typing import Dict, List, Optional, Set, Tuple
 
 log = logging.getLogger("hermes_token_router")
 
@@ -35,25 +35,18 @@ _CJK_RUN = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]+")
 _warned: set = set()
 
 
-def features(t: str) -> Iterator[str]:
-    """Feature strings of a normalised (lower-cased, NFKC) message. Shared with training."""
-    prev = "^"
-    for m in _WORD.finditer(t):
-        w = m.group(0).rstrip(".-'")
-        yield "w:" + w
-        yield "b:" + prev + " " + w
-        if len(w) > 5:
-            yield "p:" + w[:5]
-        prev = w
-    for m in _CJK_RUN.finditer(t):
-        run = m.group(0)
+def features(t: str) -> Set[str]:
+    """Feature strings of a normalised (lower-cased, NFKC) message: ``w:`` words, ``b:``
+    word pairs, ``p:`` five-letter prefixes of longer words (typos), ``c:`` character 1-3
+    grams of each CJK run. Built with comprehensions: this runs on every narrow decision."""
+    words = [w.rstrip(".-'") for w in _WORD.findall(t)]
+    out = {"w:" + w for w in words}
+    out.update(["b:" + a + " " + b for a, b in zip(["^"] + words, words)])
+    out.update(["p:" + w[:5] for w in words if len(w) > 5])
+    for run in _CJK_RUN.findall(t):
         n = len(run)
-        for i in range(n):
-            yield "c:" + run[i]
-            if i + 1 < n:
-                yield "c:" + run[i:i + 2]
-            if i + 2 < n:
-                yield "c:" + run[i:i + 3]
+        out.update(["c:" + run[i:i + k] for k in (1, 2, 3) for i in range(n - k + 1)])
+    return out
 
 
 def bucket(feature: str, size: int) -> int:
@@ -99,7 +92,7 @@ class LearnedModel:
         """Probability per toolset for a normalised message."""
         scores = list(self.bias)
         w = self.weights
-        for f in set(features(t[:self.max_chars])):
+        for f in features(t[:self.max_chars]):
             row = w.get(f)
             if row is not None:
                 for i, v in row:
