@@ -53,6 +53,7 @@ class CoverageFile(BaseModel):
     lead: List[str] = Field(default_factory=list)
     content_sensitive: List[str] = Field(default_factory=list)
     capability_question: _Lang = Field(default_factory=_Lang)
+    capability_marker: _Lang = Field(default_factory=_Lang)
 
 
 class _Companion(BaseModel):
@@ -118,6 +119,9 @@ class Coverage:
         cq = spec.capability_question
         self._cap_en = re.compile(_alt(cq.en)) if cq.en else None
         self._cap_zh = re.compile(_alt(cq.zh)) if cq.zh else None
+        cm = spec.capability_marker
+        self._mark_en = re.compile(_alt(cm.en)) if cm.en else None
+        self._mark_zh = re.compile(_alt(cm.zh)) if cm.zh else None
         self.companions: Tuple[Tuple[str, Tuple[str, ...]], ...] = tuple(
             (c.when, tuple(c.add)) for c in (companions.companions if companions else ()))
 
@@ -172,7 +176,13 @@ class Coverage:
     def capability_question(self, core: str, cjk: bool) -> bool:
         if self._cap_en is not None and self._cap_en.fullmatch(core):
             return True
-        return bool(cjk and self._cap_zh is not None and self._cap_zh.fullmatch(core))
+        if cjk and self._cap_zh is not None and self._cap_zh.fullmatch(core):
+            return True
+        if len(core) > 200 or "/" in core or ("?" not in core and "吗" not in core):
+            return False
+        if self._mark_en is not None and self._mark_en.search(core):
+            return True
+        return bool(cjk and self._mark_zh is not None and self._mark_zh.search(core))
 
     def with_companions(self, toolsets: Dict[str, None]) -> List[str]:
         """Add the measured companions of the routed toolsets; returns what was added."""
