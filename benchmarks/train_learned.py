@@ -119,7 +119,7 @@ def main(argv: Sequence[str] = None) -> int:
     ap.add_argument("--lam", type=float, default=0.002, help="L1 strength (larger: sparser)")
     ap.add_argument("--pos-weight", type=float, default=3.0, help="weight of positive labels (recall over precision)")
     ap.add_argument("--iters", type=int, default=400)
-    ap.add_argument("--union-at", type=float, default=0.7)
+    ap.add_argument("--union-at", type=float, default=0.9)
     ap.add_argument("--disagree-at", type=float, default=0.02)
     args = ap.parse_args(argv)
 
