@@ -173,12 +173,14 @@ class Coverage:
                 return self._question
         return None
 
-    def capability_question(self, core: str, cjk: bool) -> bool:
+    def capability_question(self, core: str, cjk: bool, asked: bool = False) -> bool:
+        """A whole-message yes/no capability question, or a short question (``asked``: the
+        message has '?' or 吗) carrying a capability marker and no path."""
         if self._cap_en is not None and self._cap_en.fullmatch(core):
             return True
         if cjk and self._cap_zh is not None and self._cap_zh.fullmatch(core):
             return True
-        if len(core) > 200 or "/" in core or ("?" not in core and "吗" not in core):
+        if not asked or len(core) > 200 or "/" in core:
             return False
         if self._mark_en is not None and self._mark_en.search(core):
             return True

@@ -308,7 +308,7 @@ class RuleSet:
             return self._full("vague", intent="vague")
 
         cov = self.coverage
-        if cov is not None and cov.capability_question(core, cjk):
+        if cov is not None and cov.capability_question(core, cjk, asked="?" in t or "吗" in t):
             return Decision("narrow", (), "capability_inquiry", self._conf.capability, "rules",
                             "capability question")
 

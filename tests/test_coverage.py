@@ -237,6 +237,22 @@ def test_searching_the_project_routes_to_file(rules, text):
     assert d.action == "narrow" and "file" in d.toolsets and "web" not in d.toolsets
 
 
+@pytest.mark.parametrize("text", ["quick question - can you actually run commands on my machine or do you only read files?",
+                                  "do you have access to my calendar?", "r u able to control smart lights?",
+                                  "你能直接操作我电脑上的浏览器吗？比如点个按钮"])
+def test_longer_capability_questions_keep_the_floor(rules, text):
+    assert rules.classify(text).intent == "capability_inquiry"
+
+
+@pytest.mark.parametrize("text,need", [
+    ("can you actually fix the failing test in src/app.py?", {"file", "terminal"}),
+    ("are you able to run the deploy script now", {"terminal"}),
+])
+def test_a_task_with_a_path_or_no_question_is_not_a_capability_question(rules, text, need):
+    d = rules.classify(text)
+    assert d.intent != "capability_inquiry" and (d.action == "full" or need <= set(d.toolsets))
+
+
 def test_mask_keeps_offsets():
     t = 'post "hello discord" to the channel'
     assert len(mask_content(t)) == len(t) and "discord" not in mask_content(t)
