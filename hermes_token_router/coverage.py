@@ -20,10 +20,12 @@ import logging
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Dict, FrozenSet, List, Literal, Optional, Sequence, Tuple
+from typing import Annotated, Dict, FrozenSet, List, Literal, Optional, Sequence, Tuple
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError
+
+from .regex_safety import danger
 
 log = logging.getLogger("hermes_token_router")
 
@@ -31,10 +33,21 @@ COVERAGE_FILE = "coverage.yaml"
 COMPANIONS_FILE = "companions.yaml"
 
 
+def _safe(pattern: str) -> str:
+    re.compile(pattern)
+    risk = danger(pattern)
+    if risk:
+        raise ValueError(f"pattern could backtrack catastrophically ({risk}): {pattern[:60]!r}")
+    return pattern
+
+
+Pattern = Annotated[str, AfterValidator(_safe)]
+
+
 class _Lang(BaseModel):
     model_config = ConfigDict(extra="forbid")
-    en: List[str] = Field(default_factory=list)
-    zh: List[str] = Field(default_factory=list)
+    en: List[Pattern] = Field(default_factory=list)
+    zh: List[Pattern] = Field(default_factory=list)
 
 
 class _Action(_Lang):
@@ -50,7 +63,7 @@ class CoverageFile(BaseModel):
     unexplained: Literal["widen", "abstain"] = "widen"
     actions: List[_Action]
     question: Optional[_Action] = None
-    lead: List[str] = Field(default_factory=list)
+    lead: List[Pattern] = Field(default_factory=list)
     content_sensitive: List[str] = Field(default_factory=list)
     capability_question: _Lang = Field(default_factory=_Lang)
     capability_marker: _Lang = Field(default_factory=_Lang)

@@ -30,6 +30,7 @@ from pydantic import ValidationError
 
 from .coverage import COMPANIONS_FILE, COVERAGE_FILE, Coverage, mask_content
 from .decision import Decision, full_surface
+from .normalize import fold
 from .learned import WEIGHTS_FILE, LearnedModel
 from .prefilter import Filtered
 from .paths import shipped
@@ -276,7 +277,18 @@ class RuleSet:
             raise PolicyError(str(policy_dir), 1, "(dir)", "no intent files",
                               "add at least one *.yaml with 'intents:'")
         # Whole-request coverage lives beside the rules folder (policy/coverage.yaml).
-        return cls(guards, intents, Coverage.load(policy_dir.parent))
+        rules = cls(guards, intents, Coverage.load(policy_dir.parent))
+        rules.toolset_sites = sites
+        return rules
+
+    def check_toolsets(self, known: FrozenSet[str]) -> Optional[PolicyError]:
+        """The first toolset a rule names that the host does not know, as an error naming
+        file and line (a typo such as ``fiel`` would otherwise narrow to almost nothing)."""
+        for name, (file, line) in sorted(self.toolset_sites.items(), key=lambda s: s[1]):
+            if name not in known:
+                return PolicyError(file, line, "toolsets", f"unknown toolset {name!r}",
+                                   "use a toolset name Hermes has (hermes tools list)")
+        return None
 
     # -- classification
 
@@ -338,7 +350,8 @@ class RuleSet:
             for ts in intent.toolsets:
                 toolsets.setdefault(ts, None)
             confidence = max(confidence, intent.confidence)
-        reason = "matched " + ", ".join(f"{i.name}:{w!r}" for i, w, _ in hits)
+        # Intent names only: the matched words are the user's text, which is never logged.
+        reason = "matched " + ", ".join(i.name for i, _, _ in hits)
         clauses: Tuple[Tuple[str, str], ...] = ()
         if cov is not None:
             clauses, extra, unexplained = self._cover(cov, t, cjk, hits, toolsets)
@@ -455,6 +468,10 @@ def default_rules() -> RuleSet:
             if isinstance(cached[1], PolicyError):
                 raise cached[1]
             return cached[1]
-        rules = RuleSet.load(folder, learned=folder.parent / WEIGHTS_FILE)
+        try:
+            rules = RuleSet.load(folder, learned=folder.parent / WEIGHTS_FILE)
+        except PolicyError as exc:
+            _cache[key] = (stamp, exc)
+            raise
         _cache[key] = (stamp, rules)
         return rules
