@@ -21,7 +21,24 @@ except ImportError:  # pragma: no cover - Python 3.10
     import sre_constants as C  # type: ignore[no-redef]
     import sre_parse as P  # type: ignore[no-redef]
 
-MIN_LITERAL = 2   # one character occurs in nearly every message: no filter at all
+MIN_LITERAL = 2   # one Latin character occurs in nearly every message: no filter at all
+
+
+def _useful(lits: FrozenSet[str]) -> bool:
+    """Every literal long enough to filter; one CJK character already is (it is rare)."""
+    return bool(lits) and all(len(s) >= MIN_LITERAL or (s and ord(s[0]) > 0x2e7f) for s in lits)
+
+
+def _lead(seq) -> str:
+    """The literal text a sequence starts with (after zero-width items), possibly empty."""
+    out = []
+    for op, av in seq:
+        if op in (C.AT, C.ASSERT, C.ASSERT_NOT) and not out:
+            continue
+        if op is not C.LITERAL:
+            break
+        out.append(chr(av))
+    return "".join(out)
 
 
 def _required(seq) -> Optional[FrozenSet[str]]:
@@ -38,6 +55,12 @@ def _required(seq) -> Optional[FrozenSet[str]]:
                 chars.append(chr(items[i][1]))
                 i += 1
             found = frozenset(["".join(chars)])
+            # The parser factors a shared prefix out of an alternation ("gh|github" becomes
+            # "g(?:h|ithub)"): glue it back onto each alternative's leading text.
+            if i < len(items) and items[i][0] is C.BRANCH and not _useful(found):
+                leads = [_lead(alt) for alt in items[i][1][1]]
+                if all(leads):
+                    found = frozenset(found_one + lead for found_one in found for lead in leads)
             i -= 1
         elif op is C.SUBPATTERN:
             found = _required(av[-1])
@@ -49,7 +72,7 @@ def _required(seq) -> Optional[FrozenSet[str]]:
         elif op is C.ASSERT:  # a positive lookaround's text occurs in the message too
             found = _required(av[1])
         # zero-width, optional and character-class items contribute nothing; keep looking
-        if found is not None and found and min(len(s) for s in found) >= MIN_LITERAL:
+        if found is not None and _useful(found):
             if best is None or _rank(found) > _rank(best):
                 best = found
         i += 1
