@@ -20,28 +20,17 @@ import logging
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated, Dict, FrozenSet, List, Literal, Optional, Sequence, Tuple
+from typing import Dict, FrozenSet, List, Literal, Optional, Sequence, Tuple
 
 import yaml
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from .regex_safety import danger
+from .rules_schema import Pattern  # the rule files' pattern check: compiles, lower-case, no ReDoS
 
 log = logging.getLogger("hermes_token_router")
 
 COVERAGE_FILE = "coverage.yaml"
 COMPANIONS_FILE = "companions.yaml"
-
-
-def _safe(pattern: str) -> str:
-    re.compile(pattern)
-    risk = danger(pattern)
-    if risk:
-        raise ValueError(f"pattern could backtrack catastrophically ({risk}): {pattern[:60]!r}")
-    return pattern
-
-
-Pattern = Annotated[str, AfterValidator(_safe)]
 
 
 class _Lang(BaseModel):
