@@ -16,6 +16,9 @@ take the machine's memory.
 
     .venv/bin/python benchmarks/hostile.py [--cap 20] [--case NAME ...] [--json]
 
+Before the measured turn each case runs one ordinary first turn on another session, so
+one-time loads (rules, catalog, SDK imports) are not counted as the hostile input's cost.
+
 The bound checked here (``--bound``, default 2.5 s, the classifier's hard deadline plus
 margin): the worst case must stay under it; the script exits 1 when it does not.
 """
@@ -71,12 +74,19 @@ def _setup(router_cfg: dict):
                            harness=harness)
 
 
-def _turn(env, text, session_id=None):
-    agent = env.agent  # noqa: F841 - the hook finds the agent in a calling frame, as in the host
+def _turn(env, text, session_id=None, agent=None):
+    agent = agent or env.agent  # the hook finds the agent in a calling frame, as in the host
     started = time.perf_counter()
-    env.runtime.pre_llm_call(session_id=session_id or env.agent.session_id, user_message=text,
+    env.runtime.pre_llm_call(session_id=session_id or agent.session_id, user_message=text,
                              is_first_turn=True, platform="cli")
     return time.perf_counter() - started
+
+
+def warm_up(env) -> None:
+    """One ordinary first turn on another session, so the measured turn pays for the
+    hostile input, not for this process's one-time loads (rules, catalog, SDK imports)."""
+    other = env.harness.clone_agents(env.agent, "warm-up", 1)[0]
+    _turn(env, "read ./notes.md and summarise it", agent=other)
 
 
 def _classifier_case(content: str):
@@ -96,6 +106,8 @@ def _classifier_case(content: str):
 def _config_case(write):
     def prepare():
         env = _setup({"global": {"enabled": True}})
+        warm_up(env)  # before the file breaks: its load is what is measured
+        env.warmed = True
         write(env.cfg_path)
 
         def run():
@@ -156,6 +168,8 @@ def _skill_case(megabytes: float):
 def _rule_case(n: int):
     def prepare():
         env = _setup({"global": {"enabled": True}})
+        warm_up(env)  # the good rules load here; the hostile file's reload is measured
+        env.warmed = True
         paths = sys.modules[env.pkg + ".paths"]
         rules = paths.shipped("policy") / "rules"
         (rules / "zz-hostile.yaml").write_text(
@@ -298,6 +312,8 @@ PREPARE = {
 
 def child(case: str, cap: float) -> None:
     env, run = PREPARE[case]()
+    if env is not None and not getattr(env, "warmed", False):
+        warm_up(env)
     result = {}
 
     def watchdog():

@@ -146,10 +146,35 @@ def _validate(raw: Dict[str, Any], path: Path, prefix: str) -> RouterConfig:
                           f"fix: {fix}") from None
 
 
+_Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+# A real config nests a few levels; the YAML parser recurses per level, so a file of
+# 50,000 "[" is refused by a linear scan before it can spend seconds failing.
+MAX_FLOW_DEPTH = 64
+
+
+def _flow_depth(text: str) -> int:
+    """Deepest nesting of flow brackets, a quick over-estimate (quotes are not parsed)."""
+    depth = deepest = 0
+    for ch in text:
+        if ch in "[{":
+            depth += 1
+            if depth > deepest:
+                deepest = depth
+                if deepest > MAX_FLOW_DEPTH:
+                    return deepest
+        elif ch in "]}" and depth:
+            depth -= 1
+    return deepest
+
+
 def parse_config(text: str, path: Path) -> ConfigFile:
     """Parse and validate a config file's text; raise ``ConfigError`` naming key and fix."""
+    depth = _flow_depth(text)
+    if depth > MAX_FLOW_DEPTH:
+        raise ConfigError(f"{path}: brackets nested {depth} deep (more than {MAX_FLOW_DEPTH}); "
+                          "fix: see docs/configuration.md for the file's shape")
     try:
-        data = yaml.safe_load(text) if text.strip() else {}
+        data = yaml.load(text, Loader=_Loader) if text.strip() else {}
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f" line {mark.line + 1}" if mark is not None else ""

@@ -47,6 +47,9 @@ _SHORT = 80
 _FILLER = r"[\s,.!?;:~'\"…、。\-—()]*"
 
 
+_Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
 class PolicyError(Exception):
     """A rule file cannot be used. ``str(e)`` is one line naming file, line, key and fix."""
 
@@ -97,9 +100,13 @@ def _read(path: Path) -> Tuple[Any, Any]:
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         raise PolicyError(path.name, 1, "(file)", f"cannot read ({exc})", "make it a readable UTF-8 file")
-    try:
-        node = yaml.compose(text)
-        data = yaml.safe_load(text)
+    try:  # one parse (libyaml when present) gives both the node tree, for line numbers, and the data
+        loader = _Loader(text)
+        try:
+            node = loader.get_single_node()
+            data = loader.construct_document(node) if node is not None else None
+        finally:
+            loader.dispose()
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         line = mark.line + 1 if mark is not None else 1

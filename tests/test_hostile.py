@@ -580,3 +580,8 @@ def test_d4_oversized_index_file_is_refused_and_nicknames_keep_working(tmp_path,
                             nicknames={"the runbook": "big-runbook"})
     inj = SkillRouter(cfg, store=store).context_for_turn("s1", "follow the runbook")
     assert inj is not None and "NICK-MARKER" in inj.text
+
+
+def test_d3_deep_flow_nesting_is_refused_before_parsing(tmp_path):
+    with pytest.raises(ConfigError, match="nested"):
+        parse_config("global:\n  skills: " + "[" * 100 + "]" * 100 + "\n", tmp_path / "config.yaml")
