@@ -13,6 +13,8 @@ What we ask of Hermes, and why each piece is needed:
 * ``request_toolset``: registered with an always-false availability check, so Hermes never
   puts it in a host-built surface (router off stays byte-identical to no plugin); narrowed
   sessions carry their own copy with the capability catalog;
+* ``skill_load``: offered only while skill routing is on; loads skills named in the skill
+  router's hints and notes, including those Hermes's ``skill_view`` refuses as disabled;
 * ``/router``: on, off, reset, status, with no model call.
 """
 
@@ -23,6 +25,7 @@ from typing import Any
 from .catalog import base_schema
 from .commands import RouterCommand
 from .runtime import RouterRuntime
+from .skill_router import loader as skill_loader
 
 
 def never_in_host_surface() -> bool:
@@ -48,6 +51,10 @@ def register(ctx: Any) -> RouterRuntime:
                       description="Load more toolsets into this session", emoji="🧭")
     # admission_state.py: the protected-tool guard.
     ctx.register_hook("pre_tool_call", admission.pre_tool_call)
+    # skill_router/loader.py: load a skill by name, also one Hermes has disabled.
+    ctx.register_tool(name=skill_loader.LOAD_TOOL, toolset="router", schema=skill_loader.SCHEMA,
+                      handler=runtime.skill_load, check_fn=runtime.skill_load_available,
+                      description="Load a skill by name (also skills Hermes has disabled)", emoji="📘")
     # commands.py: /router.
     ctx.register_command("router", RouterCommand(runtime), description="Tool router: on | off | reset | status",
                          args_hint="on|off|reset|status")

@@ -431,3 +431,22 @@ class RouterRuntime:
         if gateway is None or self._last_source is None:
             return None
         return host.gateway_cached_agent(gateway, self._last_source)
+
+    # -- skill_load (the skill router's tool; SkillSessions holds the routers) ----------
+    def skill_load_available(self) -> bool:
+        """``skill_load``'s availability check: offered only while the router and its skill
+        routing are on, so with either off the host surface is exactly Hermes's own."""
+        try:
+            cfg, _, _ = self.settings(None)
+            return bool(cfg is not None and self.enabled(cfg)[0] and cfg.skills.enabled)
+        except Exception:
+            return False
+
+    def skill_load(self, args: Dict[str, Any], **kwargs: Any) -> str:
+        def active() -> Any:
+            cfg, _, _ = self.settings(None)
+            if cfg is None or not self.enabled(cfg)[0] or not cfg.skills.enabled:
+                return None
+            return self.skills.router(cfg.skills)
+
+        return self.skills.load(active, args)

@@ -27,7 +27,7 @@ from .surface import ROUTER_TOOL, Capture, grow, names_for_toolsets, select, too
 
 log = logging.getLogger("hermes_token_router")
 
-ALWAYS_KEEP = ("skills_list", "skill_view", ROUTER_TOOL)
+ALWAYS_KEEP = ("skills_list", "skill_view", "skill_load", ROUTER_TOOL)
 BACKGROUND_REVIEW_TOOLS = ("skill_manage",)
 ROUTER_TOOLSET = "router"
 

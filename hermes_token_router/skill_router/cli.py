@@ -52,10 +52,15 @@ def _router_cfg() -> SkillRouterConfig:
 
 
 def _match_payload(router, text: str) -> dict:
-    res = router.match(text)
-    return {"path": res.path, "skills": [{"name": m.entry.name, "qualified_name": m.entry.qualified_name,
-                                          "score": round(m.score, 4), "via": m.via, "file": m.entry.path}
-                                         for m in res.matches]}
+    """The output contract (issue 13): frontmatter names, best first, per tier."""
+    from .inject import no_skill_work
+
+    res = router.match(text, no_skill_work=no_skill_work(text))
+    return {"inject": [{"name": m.entry.name, "score": round(m.score, 4), "via": m.via,
+                        "qualified_name": m.entry.qualified_name, "file": m.entry.path} for m in res.matches],
+            "hints": [{"name": m.entry.name, "score": round(m.score, 4), "qualified_name": m.entry.qualified_name}
+                      for m in res.hints],
+            "path": res.path}
 
 
 def run(args) -> int:
@@ -90,8 +95,10 @@ def run(args) -> int:
             print(json.dumps(payload, ensure_ascii=False, indent=1))
         else:
             print(f"path: {payload['path'] or 'none'}")
-            for s in payload["skills"]:
-                print(f"  {s['score']:.3f}  {s['qualified_name']}  ({s['via']})")
+            for s in payload["inject"]:
+                print(f"  inject {s['score']:.3f}  {s['name']}  ({s['via']})")
+            for s in payload["hints"]:
+                print(f"  hint   {s['score']:.3f}  {s['name']}")
         return 0
     if cmd == "trim":
         from . import trim

@@ -16,6 +16,12 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 DEFAULT_THRESHOLD = 0.40
 DEFAULT_MARGIN = 0.10
 DEFAULT_SMALLTALK_GAP = 0.20
+# Tiered routing (issue 13): full injection only above a precision-calibrated fused score;
+# below it the top candidates are offered as a compact hint block. See docs/skills.md.
+DEFAULT_INJECT_THRESHOLD = 0.65
+DEFAULT_LEXICAL_WEIGHT = 0.30
+DEFAULT_LEXICAL_HALF = 6.0
+DEFAULT_LEXICAL_TASK = 10.0
 
 _CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]")
 # A bare noun ("email") fires on every passing mention; anchoring on an article or
@@ -46,6 +52,17 @@ class SkillRouterConfig(BaseModel):
     # The best skill must beat the best small-talk line by this much (see smalltalk.py).
     smalltalk_gap: float = Field(default=DEFAULT_SMALLTALK_GAP, ge=-2.0, le=2.0)
     thresholds: Dict[str, float] = Field(default_factory=dict)
+    # Fused score (semantic + lexical_weight * lexical/(lexical+lexical_half)) a skill needs
+    # for its full SKILL.md to be injected; zh requests may carry their own value.
+    inject_threshold: float = Field(default=DEFAULT_INJECT_THRESHOLD, ge=-1.0, le=3.0)
+    inject_threshold_zh: Optional[float] = Field(default=None, ge=-1.0, le=3.0)
+    lexical_weight: float = Field(default=DEFAULT_LEXICAL_WEIGHT, ge=0.0, le=2.0)
+    lexical_half: float = Field(default=DEFAULT_LEXICAL_HALF, gt=0.0)
+    # A raw BM25 score at or above this marks a task even when the embedding reads small talk.
+    lexical_task: float = Field(default=DEFAULT_LEXICAL_TASK, ge=0.0)
+    # Hints: inject + hints together name at most this many skills (0 switches hints off).
+    hint_top_k: int = Field(default=5, ge=0, le=10)
+    hints: bool = True
     gateway_rewrite: bool = False
     scan_content: bool = True
 
@@ -68,6 +85,7 @@ class SkillRouterConfig(BaseModel):
     @classmethod
     def _thresholds(cls, value: Dict[str, float]) -> Dict[str, float]:
         for name, th in value.items():
-            if not -1.0 <= float(th) <= 1.0:
-                raise ValueError(f"threshold for skill {name!r} must be between -1 and 1")
+            if not -1.0 <= float(th) <= 3.0:
+                raise ValueError(f"threshold for skill {name!r} must be between -1 and 3 (fused score: "
+                                 f"cosine + lexical_weight x lexical)")
         return value

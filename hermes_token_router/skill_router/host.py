@@ -62,3 +62,11 @@ def config_path() -> Path:
     from hermes_constants import get_config_path
 
     return Path(get_config_path())
+
+
+def disabled_skill_names() -> frozenset:
+    """Hermes's ``skills.disabled`` (with the platform list): the skills its ``skill_view``
+    refuses as disabled."""
+    from agent.skill_utils import get_disabled_skill_names
+
+    return frozenset(get_disabled_skill_names())

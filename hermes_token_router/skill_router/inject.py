@@ -9,7 +9,6 @@ returns None: the user's turn proceeds exactly as without the router.
 
 from __future__ import annotations
 
-import html
 import logging
 import os
 import re
@@ -22,6 +21,7 @@ from pathlib import Path
 from typing import Dict, List, Optional, Set, Tuple
 
 from . import host
+from . import hints as hint_block
 from .config import SkillRouterConfig
 from .index import IndexStore, default_index_dir
 from .matcher import Match, Matcher
@@ -38,6 +38,7 @@ MAX_QUERY_CHARS = 8000
 MAX_SKILL_BYTES = 4 * 1024 * 1024
 # Frontmatter allowance read on top of ``max_chars`` (UTF-8: up to 4 bytes a character).
 _HEAD_EXTRA_BYTES = 64 * 1024
+_NOTE_CHARS = 400  # the loaded-skills note and wrapper tags, kept inside max_total_chars
 _FALLBACK_GUARD = re.compile(r"ignore\s+(?:\w+\s+)*(previous|all|above|prior)\s+instructions"
                              r"|do\s+not\s+(?:\w+\s+)*tell\s+(?:\w+\s+)*the\s+user", re.IGNORECASE)
 
@@ -45,9 +46,11 @@ _FALLBACK_GUARD = re.compile(r"ignore\s+(?:\w+\s+)*(previous|all|above|prior)\s+
 @dataclass(frozen=True)
 class Injection:
     text: str
-    skills: Tuple[str, ...]
+    skills: Tuple[str, ...]  # injected in full (qualified names)
     requires_toolsets: Tuple[str, ...]
-    path: str  # "nickname" | "semantic" | "nickname+semantic"
+    path: str  # "nickname" | "semantic" | "nickname+semantic" | "hint"
+    hints: Tuple[str, ...] = ()  # named in the hint block (frontmatter names)
+    hint_chars: int = 0  # size of the hint block within ``text``
 
 
 @dataclass(frozen=True)
@@ -105,10 +108,7 @@ def _strip_frontmatter(text: str) -> str:
         return text.strip()
 
 
-def _attr(name: str) -> str:
-    """A skill name made safe inside the injected markup: a name holding ``">`` or
-    ``</routed-skills>`` must not close the wrapper and let the file speak as the host."""
-    return html.escape(str(name), quote=True).replace("'", "&#x27;")
+_attr = hint_block.safe_name
 
 
 class SkillRouter:
@@ -125,6 +125,7 @@ class SkillRouter:
         self._roots: Optional[List[Path]] = None
         self._live: Optional[Dict[str, SkillEntry]] = None
         self._refused: Set[Tuple[str, int, int]] = set()
+        self._disabled: Optional[Tuple[object, frozenset]] = None
 
     # -- trust boundary ---------------------------------------------------------------------
     def roots(self) -> List[Path]:
@@ -207,20 +208,76 @@ class SkillRouter:
         return (self._live or {}).get(name)
 
     # -- public API -------------------------------------------------------------------------
-    def match(self, text: str):
-        return self.matcher.match(text, resolve=self._resolve_live)
+    def match(self, text: str, no_skill_work: bool = False):
+        return self.matcher.match(text, resolve=self._resolve_live, no_skill_work=no_skill_work)
 
-    def context_for_turn(self, session_id: str, user_message: str) -> Optional[Injection]:
-        """The skills this message needs as turn context, or None. Never raises."""
+    def context_for_turn(self, session_id: str, user_message: str, no_skill_work: bool = False
+                         ) -> Optional[Injection]:
+        """The skills this message needs (full text) and the candidates worth naming (hints)
+        as turn context, or None. ``no_skill_work``: the tool router read chit-chat or a
+        capability question. Never raises."""
         try:
             if not self.cfg.enabled or not user_message or not user_message.strip():
                 return None
             if user_message.lstrip().startswith("/"):
                 return None  # slash commands are for Hermes, not the model
-            return self._inject(self.match(user_message[:MAX_QUERY_CHARS]).matches, session_id)
+            result = self.match(user_message[:MAX_QUERY_CHARS], no_skill_work=no_skill_work)
+            hinted = self._hints(result.hints, session_id) if self.cfg.hints else None
+            injected = self._inject(result.matches, session_id, reserve=hinted.hint_chars if hinted else 0)
+            return _combine(injected, hinted)
         except Exception as exc:
             log.warning("skill router: skipped for this turn (%s: %s)", type(exc).__name__, exc)
             return None
+
+    def disabled_in_hermes(self) -> frozenset:
+        """Hermes's ``skills.disabled`` names (its skill_view refuses them), re-read when
+        config.yaml changes; empty when Hermes is not importable."""
+        try:
+            st = host.config_path().stat()
+            sig = (st.st_mtime_ns, st.st_size)
+        except Exception:
+            sig = None
+        if self._disabled is not None and self._disabled[0] == sig:
+            return self._disabled[1]
+        try:
+            names = host.disabled_skill_names()
+        except Exception:
+            names = frozenset()
+        self._disabled = (sig, names)
+        return names
+
+    def _hints(self, matches, session_id: str) -> Optional[Injection]:
+        entries = [m.entry for m in matches if self.safe_path(m.entry.path) is not None]
+        text = hint_block.render(entries, self.disabled_in_hermes())
+        if not text:
+            return None
+        mark = ("hint", hash(text))
+        with self._lock:
+            done = self._sessions.setdefault(session_id, set())
+            if mark in done:
+                return None  # the same block is already in this session's context
+            done.add(mark)
+        return Injection(text=text, skills=(), requires_toolsets=(), path="hint",
+                         hints=tuple(e.name for e in entries), hint_chars=len(text))
+
+    def load_skill(self, name: str) -> Tuple[Optional[str], Optional[SkillEntry], str]:
+        """(body, entry, error) for the ``skill_load`` tool: the same index lookup, path
+        confinement and skills-guard scan as injection."""
+        name = str(name or "").strip()
+        index = self.store.get()
+        entry = index.lookup(name) if index is not None else None
+        entry = entry or self._resolve_live(name)
+        if entry is None:
+            return None, None, f"no skill named {name!r} in the router's index"
+        path = self.safe_path(entry.path)
+        if path is None:
+            return None, entry, f"skill {name!r} is outside the trusted skills directories"
+        _key, loaded = self._load(path)
+        if loaded is None:
+            return None, entry, f"skill {name!r} was not loaded: its file is too large or not a regular file"
+        if loaded.blocked:
+            return None, entry, f"skill {name!r} was not loaded: the skills guard flagged it ({loaded.blocked})"
+        return loaded.body, entry, ""
 
     def rewrite_for_gateway(self, text: str, session_key: Optional[str] = None) -> Optional[str]:
         """The gateway message with the skills appended, or None to leave it untouched."""
@@ -244,7 +301,7 @@ class SkillRouter:
                 "nicknames": len(self.cfg.nicknames)}
 
     # -- assembly ---------------------------------------------------------------------------
-    def _inject(self, matches: Tuple[Match, ...], session_id: str) -> Optional[Injection]:
+    def _inject(self, matches: Tuple[Match, ...], session_id: str, reserve: int = 0) -> Optional[Injection]:
         if not matches:
             return None
         blocks: List[str] = []
@@ -252,7 +309,7 @@ class SkillRouter:
         toolsets: List[str] = []
         vias: List[str] = []
         deferred: List[str] = []
-        budget = self.cfg.max_total_chars
+        budget = self.cfg.max_total_chars - reserve - _NOTE_CHARS
         with self._lock:
             done = self._sessions.setdefault(session_id, set())
         for m in matches:
@@ -273,7 +330,7 @@ class SkillRouter:
             name, qualified = _attr(m.entry.name), _attr(m.entry.qualified_name)
             if loaded.truncated:
                 body = (body + f"\n[... truncated at {self.cfg.max_chars} characters; "
-                        f"load the rest with skill_view('{name}') ...]")
+                        f"load the rest with {hint_block.load_call(m.entry, self.disabled_in_hermes())} ...]")
             block = f'<skill name="{name}" qualified="{qualified}">\n{body}\n</skill>'
             if len(block) > budget:
                 if blocks or budget < 1000:
@@ -281,7 +338,8 @@ class SkillRouter:
                     continue
                 cut = budget - 200
                 block = (f'<skill name="{name}" qualified="{qualified}">\n{body[:cut]}\n'
-                         f"[... truncated to fit this turn; load the rest with skill_view('{name}') ...]\n</skill>")
+                         f"[... truncated to fit this turn; load the rest with "
+                         f"{hint_block.load_call(m.entry, self.disabled_in_hermes())} ...]\n</skill>")
             budget -= len(block)
             blocks.append(block)
             names.append(qualified)
@@ -292,9 +350,28 @@ class SkillRouter:
         if not blocks:
             return None
         note = ("[Skills loaded automatically for this request by hermes-token-router: "
-                f"{', '.join(names)}. Follow them where relevant; load any other skill with skill_view(name).")
+                f"{', '.join(names)}. Follow them where relevant; load any other skill with skill_view(name), "
+                f"or {hint_block.LOAD_TOOL}(name) if skill_view says it is disabled.")
         if deferred:
             note += f" Also relevant but not loaded (size): {', '.join(deferred)}."
         text = note + "]\n<routed-skills>\n" + "\n".join(blocks) + "\n</routed-skills>"
         path_kind = "nickname+semantic" if len(set(vias)) > 1 else vias[0]
         return Injection(text=text, skills=tuple(names), requires_toolsets=tuple(toolsets), path=path_kind)
+
+
+def no_skill_work(text: str) -> bool:
+    """The tool router's rules read chit-chat or a capability question: no skill work."""
+    try:
+        from ..rules import default_rules
+
+        return default_rules().classify(text).intent in ("chitchat", "capability_inquiry")
+    except Exception:
+        return False
+
+
+def _combine(injected: Optional[Injection], hinted: Optional[Injection]) -> Optional[Injection]:
+    if injected is None or hinted is None:
+        return injected or hinted
+    return Injection(text=injected.text + "\n" + hinted.text, skills=injected.skills,
+                     requires_toolsets=injected.requires_toolsets, path=injected.path,
+                     hints=hinted.hints, hint_chars=hinted.hint_chars)

@@ -8,6 +8,7 @@ real-sounding requests plus a margin to the best score so one clear winner loads
 from __future__ import annotations
 
 import logging
+import re
 from dataclasses import dataclass
 from typing import List, Optional, Tuple
 
@@ -15,6 +16,7 @@ from . import embedding
 from .config import SkillRouterConfig
 from .index import IndexStore, LoadedIndex
 from .nickname import NicknameMap
+from .lexical import Bm25, saturate
 from .scan import SkillEntry
 from .smalltalk import SMALLTALK
 
@@ -31,8 +33,27 @@ class Match:
 
 
 @dataclass(frozen=True)
+class Candidate:
+    entry: SkillEntry
+    semantic: float  # best facet cosine (0 without embeddings)
+    lexical: float  # raw BM25
+    score: float  # fused: semantic + lexical_weight * saturate(lexical)
+
+
+_CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff]")
+
+
+def language(text: str) -> str:
+    """'zh' when a third or more of the letters are CJK (per-language thresholds), else 'en'."""
+    cjk = len(_CJK.findall(text))
+    letters = sum(ch.isalpha() for ch in text)
+    return "zh" if letters and cjk * 3 >= letters else "en"
+
+
+@dataclass(frozen=True)
 class MatchResult:
-    matches: Tuple[Match, ...]
+    matches: Tuple[Match, ...]  # injected (nickname hits first)
+    hints: Tuple[Match, ...] = ()
 
     @property
     def path(self) -> Optional[str]:
@@ -50,6 +71,7 @@ class Matcher:
         self._warned_missing: set = set()
         self._smalltalk = None  # (backend name, vectors) embedded on first semantic query
         self._warned_index: set = set()  # index signatures already warned about
+        self._lex: Optional[Tuple[LoadedIndex, Bm25]] = None
 
     def _unusable(self, index: LoadedIndex, why: str) -> Tuple[List[Tuple[SkillEntry, float]], float]:
         """Semantic routing off for this index (one warning per index); nicknames go on."""
@@ -86,27 +108,61 @@ class Matcher:
         chat = float((self._smalltalk[1] @ q).max())
         return [(index.entries[i], float(per_skill[i])) for i in order], chat
 
-    def rank(self, text: str, index: Optional[LoadedIndex] = None) -> List[Tuple[SkillEntry, float]]:
-        return self.scores(text, index)[0]
+    def candidates(self, text: str, index: Optional[LoadedIndex] = None) -> Tuple[List[Candidate], float]:
+        """Every skill with its semantic, lexical and fused score (best fused first), and the
+        best small-talk score. Without embeddings the lexical signal ranks alone."""
+        index = index or self.store.get()
+        if index is None or not index.entries or not text.strip():
+            return [], 0.0
+        try:
+            sem_ranked, chat = self.scores(text, index)
+        except Exception as exc:  # a broken semantic path leaves the lexical signal
+            log.warning("skill router: semantic scoring failed (%s); lexical only", type(exc).__name__)
+            sem_ranked, chat = [], 0.0
+        sem = {id(e): s for e, s in sem_ranked}
+        lex = self._bm25(index).scores(text[:2000])
+        w, half = self.cfg.lexical_weight, self.cfg.lexical_half
+        out = []
+        for e, raw in zip(index.entries, lex):
+            s = sem.get(id(e))
+            lx = saturate(raw, half)
+            fused = (s + w * lx) if s is not None else lx
+            out.append(Candidate(e, s if s is not None else 0.0, raw, fused))
+        out.sort(key=lambda c: -c.score)
+        return out, chat
 
-    def threshold_for(self, entry: SkillEntry) -> float:
+    def _bm25(self, index: LoadedIndex) -> Bm25:
+        if self._lex is None or self._lex[0] is not index:
+            self._lex = (index, Bm25.for_entries(index.entries))
+        return self._lex[1]
+
+    def threshold_for(self, entry: SkillEntry, lang: str = "en") -> float:
         for key in (entry.qualified_name, entry.name):
             if key in self.cfg.thresholds:
                 return float(self.cfg.thresholds[key])
-        return entry.threshold if entry.threshold is not None else self.cfg.threshold
+        if entry.threshold is not None:
+            return entry.threshold
+        return self.cfg.inject_threshold_zh if lang == "zh" and self.cfg.inject_threshold_zh is not None \
+            else self.cfg.inject_threshold
 
-    def select(self, ranked: List[Tuple[SkillEntry, float]], chat: float) -> List[Match]:
-        """Threshold, small-talk gate, margin to the best, top-k."""
-        if not ranked or ranked[0][1] < chat + self.cfg.smalltalk_gap:
-            return []
-        kept = [(e, s) for e, s in ranked[: max(self.cfg.top_k * 4, 12)] if s >= self.threshold_for(e)]
-        if not kept:
-            return []
-        best = kept[0][1]
-        return [Match(e, s, "semantic") for e, s in kept if s >= best - self.cfg.margin][: self.cfg.top_k]
+    def tiers(self, cands: List[Candidate], chat: float, lang: str, no_skill_work: bool = False
+              ) -> Tuple[List[Match], List[Match]]:
+        """(inject, hints). Inject only above the precision-calibrated threshold; hint the
+        next best for anything that looks like a task; nothing for chit-chat."""
+        if not cands or no_skill_work:
+            return [], []
+        best = cands[0]
+        if best.semantic - chat < self.cfg.smalltalk_gap and best.lexical < self.cfg.lexical_task:
+            return [], []  # reads like small talk and names nothing a skill is about
+        # Lexical evidence alone was never calibrated for precision: without embeddings it hints only.
+        inject = [Match(c.entry, c.score, "semantic") for c in cands[: self.cfg.top_k]
+                  if c.semantic > 0 and c.score >= self.threshold_for(c.entry, lang)
+                  and c.score >= best.score - self.cfg.margin]
+        hints = [Match(c.entry, c.score, "hint") for c in cands[len(inject): self.cfg.hint_top_k]]
+        return inject, hints
 
     def semantic(self, text: str, index: Optional[LoadedIndex] = None) -> List[Match]:
-        return self.select(*self.scores(text, index))
+        return self.tiers(*self.candidates(text, index), language(text))[0]
 
     # -- nickname -------------------------------------------------------------------------
     def nickname(self, text: str, index: Optional[LoadedIndex], resolve) -> List[Match]:
@@ -123,19 +179,24 @@ class Matcher:
             out.append(Match(entry, 1.0, "nickname"))
         return out
 
-    def match(self, text: str, resolve=lambda name: None) -> MatchResult:
+    def match(self, text: str, resolve=lambda name: None, no_skill_work: bool = False) -> MatchResult:
+        """Nickname hits (always injected), then the confident semantic tier, then hints.
+        ``no_skill_work``: the tool router read the message as chit-chat or a capability
+        question, so only a nickname (the user's own words) may load a skill."""
         index = self.store.get()
         found = self.nickname(text, index, resolve)
         seen = {m.entry.path for m in found}
         try:
-            semantic = self.semantic(text, index)
-        except Exception as exc:  # a broken semantic path must not take the nickname hits with it
-            log.warning("skill router: semantic match failed (%s); nickname routing only", type(exc).__name__)
-            semantic = []
-        for m in semantic:
+            inject, hints = self.tiers(*self.candidates(text, index), language(text), no_skill_work=no_skill_work)
+        except Exception as exc:  # a broken scoring path must not take the nickname hits with it
+            log.warning("skill router: skill scoring failed (%s); nickname routing only", type(exc).__name__)
+            inject, hints = [], []
+        for m in inject:
             if len(found) >= self.cfg.top_k:
                 break
             if m.entry.path not in seen:
                 seen.add(m.entry.path)
                 found.append(m)
-        return MatchResult(tuple(found))
+        room = max(self.cfg.hint_top_k - len(found), 0)
+        kept = [m for m in hints if m.entry.path not in seen][:room]
+        return MatchResult(tuple(found), tuple(kept))

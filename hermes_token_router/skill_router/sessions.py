@@ -5,6 +5,7 @@ tool surface."""
 
 from __future__ import annotations
 
+import json
 import logging
 import threading
 from typing import Any, Dict, Optional
@@ -34,10 +35,23 @@ class SkillSessions:
         if not skills_cfg.enabled or not text.strip():
             return None
         try:
-            return self.router(skills_cfg).context_for_turn(session_id, text)
+            from .inject import no_skill_work
+
+            return self.router(skills_cfg).context_for_turn(session_id, text, no_skill_work=no_skill_work(text))
         except Exception as exc:
             log.warning("hermes-token-router: skill routing failed (%s); no skill injected", type(exc).__name__)
             return None
+
+    def load(self, active: Any, args: Any) -> str:
+        """``skill_load``'s answer (JSON); ``active()`` gives the live SkillRouter or None.
+        A failure is a tool error, never an exception in the agent loop."""
+        from . import loader
+
+        try:
+            return loader.handle(active, args)
+        except Exception as exc:
+            log.warning("hermes-token-router: skill_load failed (%s: %s)", type(exc).__name__, exc)
+            return json.dumps({"error": f"skill_load failed: {type(exc).__name__}"})
 
     def forget(self, session_id: str) -> None:
         with self._lock:

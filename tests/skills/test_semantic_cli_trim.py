@@ -36,7 +36,7 @@ def test_semantic_routes_english_and_chinese_and_skips_small_talk(semantic_index
 def test_per_skill_threshold_override(semantic_index, skills_dir):
     q = "my kubernetes pod is stuck in CrashLoopBackOff"
     strict = SkillRouter(SkillRouterConfig(enabled=True, skills_dirs=[str(skills_dir)],
-                                           thresholds={"kubernetes": 0.99}), index_dir=semantic_index)
+                                           thresholds={"kubernetes": 2.0}), index_dir=semantic_index)
     inj = strict.context_for_turn("a", q)
     assert inj is None or "devops:kubernetes" not in inj.skills
 
@@ -51,8 +51,11 @@ def test_cli_match_jsonl_keeps_ids(semantic_index, skills_dir):
     out = run_cli("match", "--jsonl", "--index", str(semantic_index), "--skills-dir", str(skills_dir), stdin=lines)
     rows = [json.loads(x) for x in out.stdout.splitlines()]
     assert [r["id"] for r in rows] == [7, "x"], out.stderr
-    assert rows[0]["path"] == "semantic" and rows[0]["skills"][0]["name"] == "photo-editing"
-    assert rows[1]["skills"] == [] and rows[1]["path"] is None
+    assert rows[0]["path"] == "semantic" and rows[0]["inject"][0]["name"] == "photo-editing"
+    assert rows[0]["inject"][0]["via"] == "semantic" and all(h["name"] != "photo-editing" for h in rows[0]["hints"])
+    scores = [s["score"] for s in rows[0]["inject"] + rows[0]["hints"]]
+    assert scores == sorted(scores, reverse=True) and len(scores) <= 5
+    assert rows[1]["inject"] == [] and rows[1]["hints"] == [] and rows[1]["path"] is None
 
 
 def test_trim_write_and_restore(skills_dir, tmp_path):

@@ -1,0 +1,91 @@
+"""BM25 over a skill's name, tags, description and "When to use" lines.
+
+Why a lexical signal next to the embedding: a request that names the tool ("himalaya",
+"docker compose", "小红书") is matched exactly by words, while the embedding blurs rare
+names into their neighbourhood. Chinese has no spaces, so CJK runs become overlapping
+character bigrams. Pure Python: ~200 skills score in well under a millisecond.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import unicodedata
+from collections import Counter
+from typing import Dict, Iterable, List, Sequence
+
+from .scan import SkillEntry
+
+_CJK_RUN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]+")
+_WORD = re.compile(r"[a-z0-9][a-z0-9+#.]*[a-z0-9+#]|[a-z0-9]")
+# Function words carry no routing signal; kept short on purpose (domain words stay).
+_STOP = frozenset("""a an the and or but if of to in on at by for with from into onto about as is are was were be been
+being am do does did doing have has had can could should would will shall may might must i me my mine we us our you your
+he she it its they them their this that these those there here what which who whom whose when where why how please
+just some any all no not so than then too very also up out over again get got let make made want need like help
+thing things something anything can't don't i'm it's""".split())
+
+
+def _stem(word: str) -> str:
+    """A light English suffix strip: 'emails'/'emailing' meet 'email'; no dictionary needed."""
+    for suffix, keep in (("ies", "y"), ("ing", ""), ("ed", ""), ("es", ""), ("s", "")):
+        if len(word) > len(suffix) + 3 and word.endswith(suffix) and not word.endswith("ss"):
+            return word[: -len(suffix)] + keep
+    return word
+
+
+def tokens(text: str) -> List[str]:
+    """Stemmed Latin words (no stop words) plus CJK character bigrams (single chars alone)."""
+    text = unicodedata.normalize("NFKC", text or "").casefold()
+    out: List[str] = []
+    for run in _CJK_RUN.findall(text):
+        out.extend([run[i:i + 2] for i in range(len(run) - 1)] if len(run) > 1 else [run])
+    latin = _CJK_RUN.sub(" ", text).replace("-", " ").replace("_", " ")
+    out.extend(_stem(w) for w in _WORD.findall(latin) if w not in _STOP)
+    return out
+
+
+def fields(entry: SkillEntry) -> List[str]:
+    """The text BM25 sees for one skill; the name counts twice (it is what users type)."""
+    name = entry.name.replace("-", " ").replace("_", " ")
+    return [name, name, " ".join(entry.tags), entry.description, *entry.triggers,
+            entry.category.replace("/", " ")]
+
+
+class Bm25:
+    """Okapi BM25 (k1=1.2, b=0.75) over one document per skill, in index order."""
+
+    def __init__(self, docs: Iterable[Sequence[str]], k1: float = 1.2, b: float = 0.75) -> None:
+        self.k1, self.b = k1, b
+        self.tf: List[Counter] = [Counter(tokens(" ".join(d))) for d in docs]
+        self.len = [sum(c.values()) for c in self.tf]
+        self.avg = (sum(self.len) / len(self.len)) if self.len else 1.0
+        df: Counter = Counter()
+        for c in self.tf:
+            df.update(c.keys())
+        n = len(self.tf)
+        self.idf: Dict[str, float] = {t: math.log(1 + (n - f + 0.5) / (f + 0.5)) for t, f in df.items()}
+        self.postings: Dict[str, List[int]] = {}
+        for i, c in enumerate(self.tf):
+            for t in c:
+                self.postings.setdefault(t, []).append(i)
+
+    @classmethod
+    def for_entries(cls, entries: Iterable[SkillEntry]) -> "Bm25":
+        return cls(fields(e) for e in entries)
+
+    def scores(self, query: str) -> List[float]:
+        out = [0.0] * len(self.tf)
+        for t in set(tokens(query)):
+            idf = self.idf.get(t)
+            if idf is None:
+                continue
+            for i in self.postings[t]:
+                f = self.tf[i][t]
+                out[i] += idf * f * (self.k1 + 1) / (f + self.k1 * (1 - self.b + self.b * self.len[i] / self.avg))
+        return out
+
+
+def saturate(score: float, half: float) -> float:
+    """Map a BM25 score to [0, 1): ``half`` scores 0.5. Absolute, so it can gate confidence."""
+    return score / (score + half) if score > 0 else 0.0
