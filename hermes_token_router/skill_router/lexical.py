@@ -27,10 +27,12 @@ thing things something anything can't don't i'm it's""".split())
 
 
 def _stem(word: str) -> str:
-    """A light English suffix strip: 'emails'/'emailing' meet 'email'; no dictionary needed."""
-    for suffix, keep in (("ies", "y"), ("ing", ""), ("ed", ""), ("es", ""), ("s", "")):
-        if len(word) > len(suffix) + 3 and word.endswith(suffix) and not word.endswith("ss"):
-            return word[: -len(suffix)] + keep
+    """Plurals only ('emails'/'invoices' meet 'email'/'invoice'); verb suffixes are left
+    alone because stripping them splits 'schedule' from 'scheduled' without a dictionary."""
+    if len(word) > 4 and word.endswith("ies"):
+        return word[:-3] + "y"
+    if len(word) > 3 and word.endswith("s") and not word.endswith(("ss", "us", "is")):
+        return word[:-1]
     return word
 
 
