@@ -42,7 +42,7 @@ SETS = {"A": (ROOT / "corpus" / "skill_queries.jsonl", None),
 TARGETS = {"reach@5": (">=", 0.95), "hit@1": (">=", 0.75), "inj_prec": (">=", 0.90),
            "false_inj": ("<=", 0.05), "chat_hint": ("<=", 0.05)}
 GRID = {"lexical_weight": (0.0, 0.15, 0.3, 0.5), "inject_threshold": tuple(x / 100 for x in range(50, 96, 3)),
-        "smalltalk_gap": (0.05, 0.1, 0.15, 0.2), "lexical_task": (6.0, 10.0, 99.0)}
+        "smalltalk_gap": (0.1, 0.15, 0.2, 0.25), "lexical_task": (6.0, 10.0, 99.0), "margin": (0.03, 0.1)}
 
 
 def pct(values, q):
@@ -75,6 +75,7 @@ def collect(name: str, tmp: Path, backend: str):
     for q in queries[:20]:  # warm-up: BLAS buffers, tokenizer caches
         matcher.candidates(q["text"], index)
     rules = default_rules()
+    costs = token_costs(tmp / f"index_{name}", skills, queries, backend)
     signals, sem_ms = {}, []
     for q in queries:
         t = time.perf_counter()
@@ -85,7 +86,31 @@ def collect(name: str, tmp: Path, backend: str):
         signals[q["id"]] = ([(c.entry.name, c.semantic, c.lexical) for c in cands], chat,
                             intent in ("chitchat", "capability_inquiry"))
     return {"name": name, "queries": queries, "signals": signals, "meta": meta, "build_s": build_s,
-            "sem_ms": sem_ms, "skills": meta["count"]}
+            "sem_ms": sem_ms, "skills": meta["count"], "costs": costs}
+
+
+def token_costs(index_dir: Path, skills: Path, queries, backend: str):
+    """What the shipped router adds to a turn, in Hermes's chars/4 tokens: the hint block per
+    hinted turn, the full injection per injected turn (the real SkillRouter, fresh sessions)."""
+    from hermes_token_router.skill_router.hints import estimate_tokens
+    from hermes_token_router.skill_router.inject import SkillRouter, no_skill_work
+
+    router = SkillRouter(SkillRouterConfig(enabled=True, backend=backend, skills_dirs=[str(skills)]),
+                         index_dir=index_dir)
+    router._disabled = (None, frozenset())  # measure without the host's config
+    hint, inject, per_turn = [], [], []
+    for i, q in enumerate(queries):
+        inj = router.context_for_turn(f"cost-{i}", q["text"], no_skill_work=no_skill_work(q["text"]))
+        total = estimate_tokens(inj.text) if inj else 0
+        per_turn.append(total)
+        if inj and inj.hint_chars:
+            hint.append(estimate_tokens("x" * inj.hint_chars))
+        if inj and inj.skills:
+            inject.append(total - (estimate_tokens("x" * inj.hint_chars) if inj.hint_chars else 0))
+    return {"hint_tokens_p50": pct(hint, 50), "hint_tokens_max": max(hint, default=0), "hinted_turns": len(hint),
+            "inject_tokens_p50": pct(inject, 50), "inject_tokens_max": max(inject, default=0),
+            "injected_turns": len(inject), "added_tokens_per_turn_mean": round(sum(per_turn) / max(len(per_turn), 1), 1),
+            "turns": len(per_turn)}
 
 
 def route(signal, cfg: SkillRouterConfig, lang: str, fusion: str = "weighted"):
@@ -159,12 +184,11 @@ def calibrate(data, base: SkillRouterConfig):
     """Grid search on one set: precision targets (inj_prec, false_inj, chat_hint) as constraints
     with a little headroom, then the most Hit@1, then reach@5. Returns (cfg, figures)."""
     best = None
-    for w, th, gap, lt in itertools.product(*GRID.values()):
-        cfg = base.model_copy(update={"lexical_weight": w, "inject_threshold": th, "smalltalk_gap": gap,
-                                      "lexical_task": lt})
+    for values in itertools.product(*GRID.values()):
+        cfg = base.model_copy(update=dict(zip(GRID, values)))
         r = evaluate(data, cfg)["all"]
         ok = r["inj_prec"] >= 0.93 and r["false_inj"] <= 0.03 and r["chat_hint"] <= 0.05
-        key = (ok, round(r["reach@5"], 3), r["hit@1"], -th)
+        key = (ok, round(r["reach@5"], 3), r["hit@1"], -cfg.inject_threshold)
         if best is None or key > best[0]:
             best = (key, cfg, r)
     return best[1], best[2]
@@ -172,7 +196,7 @@ def calibrate(data, base: SkillRouterConfig):
 
 def params(cfg: SkillRouterConfig):
     return {k: getattr(cfg, k) for k in ("lexical_weight", "lexical_half", "inject_threshold", "smalltalk_gap",
-                                         "lexical_task", "hint_top_k")}
+                                         "lexical_task", "margin", "hint_top_k")}
 
 
 def fmt_row(label, r):
@@ -203,7 +227,7 @@ def main(argv=None) -> int:
     for s, d in data.items():
         report["sets"][s] = {"skills": d["skills"], "queries": len(d["queries"]), "build_s": round(d["build_s"], 2),
                              "semantic_p50_ms": round(pct(d["sem_ms"], 50), 2),
-                             "semantic_p99_ms": round(pct(d["sem_ms"], 99), 2)}
+                             "semantic_p99_ms": round(pct(d["sem_ms"], 99), 2), "tokens": d["costs"]}
         for fusion in ("semantic", "lexical", "rrf", "weighted"):
             r = evaluate(d, shipped, fusion)
             rows.append({"row": f"{s} shipped {fusion}", **r["all"]})
