@@ -6,8 +6,10 @@ system prompt's skills index (measured in tokens); chit-chat reaches the provide
 from __future__ import annotations
 
 import json
+import os
 import re
 import shutil
+from pathlib import Path
 
 import pytest
 
@@ -33,18 +35,17 @@ HINT_TASK = "帮我清理一下这个表格里的重复数据"  # a task, but no
 
 @pytest.fixture(scope="module")
 def live_skills(tmp_path_factory):
-    from conftest import HOME
-
     from hermes_token_router.skill_router.index import build_index
 
-    root = HOME / "skills" / CATEGORY
+    home = Path(os.environ["HERMES_HOME"])  # set by tests/conftest.py before Hermes is imported
+    root = home / "skills" / CATEGORY
     for name, (desc, when, marker) in SKILLS.items():
         d = root / name
         d.mkdir(parents=True, exist_ok=True)
         (d / "SKILL.md").write_text(f"---\nname: {name}\ndescription: {desc}\n---\n# {name}\n\n## When to use\n"
                                     + "".join(f"- {w}\n" for w in when) + f"\n## Steps\n{marker}: follow the steps.\n")
     index = tmp_path_factory.mktemp("tiers-index")
-    build_index(index, [HOME / "skills"])
+    build_index(index, [home / "skills"])
     yield index
     shutil.rmtree(root, ignore_errors=True)
 
