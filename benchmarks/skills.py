@@ -41,8 +41,9 @@ SETS = {"A": (ROOT / "corpus" / "skill_queries.jsonl", None),
         "B": (ROOT / "corpus" / "skill_queries_b.jsonl", SET_B_SKILLS)}
 TARGETS = {"reach@5": (">=", 0.95), "hit@1": (">=", 0.75), "inj_prec": (">=", 0.90),
            "false_inj": ("<=", 0.05), "chat_hint": ("<=", 0.05)}
-GRID = {"lexical_weight": (0.0, 0.15, 0.3, 0.5), "inject_threshold": tuple(x / 100 for x in range(50, 96, 3)),
-        "smalltalk_gap": (0.1, 0.15, 0.2, 0.25), "lexical_task": (6.0, 10.0, 99.0), "margin": (0.03, 0.1)}
+GRID = {"lexical_weight": (0.0, 0.15, 0.3, 0.5), "inject_threshold": tuple(x / 100 for x in range(50, 96, 4)),
+        "smalltalk_gap": (0.1, 0.15, 0.2, 0.25), "lexical_task": (10.0, 99.0), "margin": (0.03, 0.1),
+        "inject_lead": (0.0, 0.05, 0.1)}
 
 
 def pct(values, q):
@@ -54,8 +55,10 @@ def load_queries(path: Path):
     return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
 
 
-def is_chitchat(q) -> bool:
-    return q.get("kind") in ("chitchat", "none")
+def is_chitchat(q, kinds) -> bool:
+    """Set B marks chit-chat as kind ``chitchat`` (its ``none`` are near misses: tasks no skill
+    serves, where hints are fine); set A has no such kind and its ``none`` are all chit-chat."""
+    return q.get("kind") == "chitchat" or (q.get("kind") == "none" and "chitchat" not in kinds)
 
 
 def collect(name: str, tmp: Path, backend: str):
@@ -84,9 +87,32 @@ def collect(name: str, tmp: Path, backend: str):
         cands, chat = matcher.candidates(q["text"], index)
         intent = rules.classify(q["text"]).intent
         signals[q["id"]] = ([(c.entry.name, c.semantic, c.lexical) for c in cands], chat,
-                            intent in ("chitchat", "capability_inquiry"))
+                            intent in ("chitchat", "capability_inquiry"), len(q["text"]))
     return {"name": name, "queries": queries, "signals": signals, "meta": meta, "build_s": build_s,
             "sem_ms": sem_ms, "skills": meta["count"], "costs": costs}
+
+
+def relex(data) -> None:
+    """Re-score the lexical signal and the rules verdict of cached data with the current code
+    (no embedding needed): the cache then only freezes what the model computed."""
+    from hermes_token_router.skill_router.lexical import Bm25
+    from hermes_token_router.skill_router.scan import scan_skills
+
+    rules = default_rules()
+    for name, d in data.items():
+        with tempfile.TemporaryDirectory() as tmp:
+            skills = SETS[name][1]
+            if skills is None:
+                skills = Path(tmp) / "skills"
+                write_fixture(skills)
+            entries = scan_skills([skills])
+        bm25 = Bm25.for_entries(entries)
+        for q in d["queries"]:
+            rows, chat = d["signals"][q["id"]][:2]
+            lex = dict(zip((e.name for e in entries), bm25.scores(q["text"][:2000])))
+            no_work = rules.classify(q["text"]).intent in ("chitchat", "capability_inquiry")
+            d["signals"][q["id"]] = ([(n, sem, lex.get(n, 0.0)) for n, sem, _ in rows], chat, no_work,
+                                     len(q["text"]))
 
 
 def token_costs(index_dir: Path, skills: Path, queries, backend: str):
@@ -113,25 +139,32 @@ def token_costs(index_dir: Path, skills: Path, queries, backend: str):
             "turns": len(per_turn)}
 
 
-def route(signal, cfg: SkillRouterConfig, lang: str, fusion: str = "weighted"):
+def route(signal, cfg: SkillRouterConfig, lang: str, fusion: str = "weighted", matcher=None):
     """The matcher's tiers on cached signals (same code path: Matcher.tiers)."""
-    rows, chat, no_work = signal
-    if fusion == "rrf":
-        sem_rank = {n: i for i, (n, _, _) in enumerate(sorted(rows, key=lambda r: -r[1]))}
-        lex_rank = {n: i for i, (n, _, _) in enumerate(sorted(rows, key=lambda r: -r[2]))}
-        key = {n: 1 / (60 + sem_rank[n]) + 1 / (60 + lex_rank[n]) for n, _, _ in rows}
-        ordered = sorted(rows, key=lambda r: -key[r[0]])
-        cands = [Candidate(_Named(n), s, lx, s) for n, s, lx in ordered]
-    else:
-        w, half = (0.0, 1.0) if fusion == "semantic" else (cfg.lexical_weight, cfg.lexical_half)
-        if fusion == "lexical":
-            cands = [Candidate(_Named(n), s, lx, saturate(lx, half)) for n, s, lx in rows]
+    rows, chat, no_work, text_len = signal
+    w, half = cfg.lexical_weight, cfg.lexical_half
+    key = (id(signal), fusion, w, half)
+    cands = _SORTED.get(key)
+    if cands is None:
+        if fusion == "rrf":
+            sem_rank = {n: i for i, (n, _, _) in enumerate(sorted(rows, key=lambda r: -r[1]))}
+            lex_rank = {n: i for i, (n, _, _) in enumerate(sorted(rows, key=lambda r: -r[2]))}
+            rrf = {n: 1 / (60 + sem_rank[n]) + 1 / (60 + lex_rank[n]) for n, _, _ in rows}
+            cands = [Candidate(_Named(n), s, lx, s) for n, s, lx in sorted(rows, key=lambda r: -rrf[r[0]])]
         else:
-            cands = [Candidate(_Named(n), s, lx, s + w * saturate(lx, half)) for n, s, lx in rows]
-        cands.sort(key=lambda c: -c.score)
-    matcher = _MATCHERS.setdefault(cfg.model_dump_json(), Matcher(cfg, None))
-    inject, hints = matcher.tiers(cands, chat, lang, no_skill_work=no_work)
+            if fusion == "lexical":
+                cands = [Candidate(_Named(n), s, lx, saturate(lx, half)) for n, s, lx in rows]
+            else:
+                wt = 0.0 if fusion == "semantic" else w
+                cands = [Candidate(_Named(n), s, lx, s + wt * saturate(lx, half)) for n, s, lx in rows]
+            cands.sort(key=lambda c: -c.score)
+        cands = _SORTED[key] = cands[:12]
+    matcher = matcher or Matcher(cfg, None)
+    inject, hints = matcher.tiers(cands, chat, lang, no_skill_work=no_work, text_len=text_len)
     return [m.entry.name for m in inject], [m.entry.name for m in hints][: max(cfg.hint_top_k - len(inject), 0)]
+
+
+_SORTED: dict = {}
 
 
 class _Named:
@@ -142,14 +175,13 @@ class _Named:
         self.threshold = None
 
 
-_MATCHERS: dict = {}
-
-
 def evaluate(data, cfg: SkillRouterConfig, fusion: str = "weighted", queries=None):
     groups = {}
+    matcher = Matcher(cfg, None)
+    kinds = {q.get("kind") for q in data["queries"]} if "kinds" not in data else data["kinds"]
     for q in queries or data["queries"]:
         lang = q.get("lang") or language(q["text"])
-        inject, hints = route(data["signals"][q["id"]], cfg, lang, fusion)
+        inject, hints = route(data["signals"][q["id"]], cfg, lang, fusion, matcher)
         names = (inject + hints)[:5]
         expect = set(q.get("expect") or [])
         for g in ("all", lang):
@@ -164,7 +196,7 @@ def evaluate(data, cfg: SkillRouterConfig, fusion: str = "weighted", queries=Non
             else:
                 d["none"] += 1
                 d["false"] += bool(inject)
-                if is_chitchat(q):
+                if q["_chat"] if "_chat" in q else is_chitchat(q, kinds):
                     d["chat"] += 1
                     d["chat_hint"] += bool(names)
     out = {}
@@ -182,21 +214,36 @@ def meets(r) -> bool:
 
 def calibrate(data, base: SkillRouterConfig):
     """Grid search on one set: precision targets (inj_prec, false_inj, chat_hint) as constraints
-    with a little headroom, then the most Hit@1, then reach@5. Returns (cfg, figures)."""
+    with a little headroom, then the most reach@5, then Hit@1; then the Chinese injection
+    threshold alone on that set's Chinese requests. Returns (cfg, figures)."""
+    def key(cfg, r):
+        ok = r["inj_prec"] >= 0.93 and r["false_inj"] <= 0.03 and r["chat_hint"] <= 0.05
+        return (ok, round(r["reach@5"], 3), r["hit@1"], -cfg.inject_threshold)
+
     best = None
     for values in itertools.product(*GRID.values()):
         cfg = base.model_copy(update=dict(zip(GRID, values)))
         r = evaluate(data, cfg)["all"]
-        ok = r["inj_prec"] >= 0.93 and r["false_inj"] <= 0.03 and r["chat_hint"] <= 0.05
-        key = (ok, round(r["reach@5"], 3), r["hit@1"], -cfg.inject_threshold)
-        if best is None or key > best[0]:
-            best = (key, cfg, r)
-    return best[1], best[2]
+        k = key(cfg, r)
+        if best is None or k > best[0]:
+            best = (k, cfg, r)
+    cfg = best[1]
+    zh = [q for q in data["queries"] if q.get("lang") == "zh"]
+    if zh:
+        options = []
+        for th in GRID["inject_threshold"]:
+            c = cfg.model_copy(update={"inject_threshold_zh": th})
+            r = evaluate(data, c, queries=zh)["zh"]
+            ok = r["inj_prec"] >= 0.93 and r["false_inj"] <= 0.03
+            options.append(((ok, round(r["reach@5"], 3), r["hit@1"], -th), c))
+        cfg = max(options, key=lambda o: o[0])[1]
+    return cfg, evaluate(data, cfg)["all"]
 
 
 def params(cfg: SkillRouterConfig):
     return {k: getattr(cfg, k) for k in ("lexical_weight", "lexical_half", "inject_threshold", "smalltalk_gap",
-                                         "lexical_task", "margin", "hint_top_k")}
+                                         "lexical_task", "margin", "smalltalk_max_chars", "inject_lead", "inject_threshold_zh",
+                                         "hint_top_k")}
 
 
 def fmt_row(label, r):
@@ -213,6 +260,8 @@ def main(argv=None) -> int:
     ap.add_argument("--json", action="store_true")
     ap.add_argument("--backend", default="use-m3")
     ap.add_argument("--sets", default="A,B", help="which sets to run (A,B)")
+    ap.add_argument("--cache", help="pickle of the collected signals: read if present, else written "
+                                    "(re-scoring without re-embedding; latency and token figures are kept)")
     args = ap.parse_args(argv)
     ok, detail = semantic_status(args.backend)
     if not ok:
@@ -221,8 +270,19 @@ def main(argv=None) -> int:
     wanted = [s for s in args.sets.split(",") if s in SETS and SETS[s][0].is_file()]
     shipped = SkillRouterConfig(enabled=True, backend=args.backend)
     report = {"backend": args.backend, "shipped": params(shipped), "sets": {}, "rows": []}
-    with tempfile.TemporaryDirectory() as tmp:
-        data = {s: collect(s, Path(tmp), args.backend) for s in wanted}
+    cache = Path(args.cache) if args.cache else None
+    if cache is not None and cache.is_file():
+        import pickle
+
+        data = {s: d for s, d in pickle.loads(cache.read_bytes()).items() if s in wanted}
+        relex(data)
+    else:
+        with tempfile.TemporaryDirectory() as tmp:
+            data = {s: collect(s, Path(tmp), args.backend) for s in wanted}
+        if cache is not None:
+            import pickle
+
+            cache.write_bytes(pickle.dumps(data))
     rows = report["rows"]
     for s, d in data.items():
         report["sets"][s] = {"skills": d["skills"], "queries": len(d["queries"]), "build_s": round(d["build_s"], 2),
@@ -235,7 +295,22 @@ def main(argv=None) -> int:
         for lang in ("en", "zh"):
             if lang in r:
                 rows.append({"row": f"{s} shipped fused [{lang}]", **r[lang]})
+    for d in data.values():
+        kinds = {q.get("kind") for q in d["queries"]}
+        for q in d["queries"]:
+            q["_chat"] = is_chitchat(q, kinds)
     calibrated = {s: calibrate(d, shipped) for s, d in data.items()}
+    if len(data) > 1:  # the shipped default: precision constraints on every set at once (in-set, not cross)
+        joint = {"queries": [q for d in data.values() for q in d["queries"]],
+                 "signals": {k: v for d in data.values() for k, v in d["signals"].items()}}
+        cfg, _ = calibrate(joint, shipped)
+        report.setdefault("calibrated", {})["A+B"] = params(cfg)
+        for t in data:
+            r = evaluate(data[t], cfg)
+            rows.append({"row": f"cal A+B -> {t} (in-set)", **r["all"]})
+            for lang in ("en", "zh"):
+                if lang in r:
+                    rows.append({"row": f"cal A+B -> {t} (in-set) [{lang}]", **r[lang]})
     for s, (cfg, _) in calibrated.items():
         report.setdefault("calibrated", {})[s] = params(cfg)
         for t in data:

@@ -51,11 +51,15 @@ class SkillRouterConfig(BaseModel):
     top_k: int = Field(default=3, ge=1, le=10)
     # The best skill must beat the best small-talk line by this much (see smalltalk.py).
     smalltalk_gap: float = Field(default=DEFAULT_SMALLTALK_GAP, ge=-2.0, le=2.0)
+    # The small-talk gate applies to messages up to this many characters (0: to all).
+    smalltalk_max_chars: int = Field(default=0, ge=0)
     thresholds: Dict[str, float] = Field(default_factory=dict)
     # Fused score (semantic + lexical_weight * lexical/(lexical+lexical_half)) a skill needs
     # for its full SKILL.md to be injected; zh requests may carry their own value.
     inject_threshold: float = Field(default=DEFAULT_INJECT_THRESHOLD, ge=-1.0, le=3.0)
     inject_threshold_zh: Optional[float] = Field(default=None, ge=-1.0, le=3.0)
+    # The best skill must lead the runner-up by this much to be injected (0: no lead needed).
+    inject_lead: float = Field(default=0.0, ge=0.0, le=2.0)
     lexical_weight: float = Field(default=DEFAULT_LEXICAL_WEIGHT, ge=0.0, le=2.0)
     lexical_half: float = Field(default=DEFAULT_LEXICAL_HALF, gt=0.0)
     # A raw BM25 score at or above this marks a task even when the embedding reads small talk.

@@ -25,6 +25,12 @@ he she it its they them their this that these those there here what which who wh
 just some any all no not so than then too very also up out over again get got let make made want need like help
 thing things something anything can't don't i'm it's""".split())
 
+# Chinese function bigrams (request framing, pronouns, question words): in a language
+# without spaces they are the "the/how/please" of a query and match every skill's text.
+_STOP_ZH = frozenset("""帮我 我们 你们 他们 一下 怎么 什么 可以 我的 这个 那个 一个 有没 没有 是不 不是 如何 需要
+想要 能不 不能 现在 然后 还是 或者 因为 所以 但是 如果 这些 那些 一些 比较 怎样 为什 么办 怎么 请问 给我 帮忙
+一些 里面 这样 那样 的话 就是 还有 以及 已经 应该 是否 哪些 哪个 多少 时候 的时 候的""".split())
+
 
 def _stem(word: str) -> str:
     """Plurals only ('emails'/'invoices' meet 'email'/'invoice'); verb suffixes are left
@@ -41,7 +47,8 @@ def tokens(text: str) -> List[str]:
     text = unicodedata.normalize("NFKC", text or "").casefold()
     out: List[str] = []
     for run in _CJK_RUN.findall(text):
-        out.extend([run[i:i + 2] for i in range(len(run) - 1)] if len(run) > 1 else [run])
+        grams = [run[i:i + 2] for i in range(len(run) - 1)] if len(run) > 1 else [run]
+        out.extend(g for g in grams if g not in _STOP_ZH)
     latin = _CJK_RUN.sub(" ", text).replace("-", " ").replace("_", " ")
     out.extend(_stem(w) for w in _WORD.findall(latin) if w not in _STOP)
     return out

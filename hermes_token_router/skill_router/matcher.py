@@ -145,24 +145,33 @@ class Matcher:
         return self.cfg.inject_threshold_zh if lang == "zh" and self.cfg.inject_threshold_zh is not None \
             else self.cfg.inject_threshold
 
-    def tiers(self, cands: List[Candidate], chat: float, lang: str, no_skill_work: bool = False
-              ) -> Tuple[List[Match], List[Match]]:
+    def _short(self, text_len: int) -> bool:
+        """Small talk is short; a long message that reads vaguely is still a task (0: always)."""
+        return not self.cfg.smalltalk_max_chars or text_len <= self.cfg.smalltalk_max_chars
+
+    def tiers(self, cands: List[Candidate], chat: float, lang: str, no_skill_work: bool = False,
+              text_len: int = 0) -> Tuple[List[Match], List[Match]]:
         """(inject, hints). Inject only above the precision-calibrated threshold; hint the
         next best for anything that looks like a task; nothing for chit-chat."""
         if not cands or no_skill_work:
             return [], []
         best = cands[0]
-        if best.semantic - chat < self.cfg.smalltalk_gap and best.lexical < self.cfg.lexical_task:
+        if best.semantic - chat < self.cfg.smalltalk_gap and best.lexical < self.cfg.lexical_task \
+                and self._short(text_len):
             return [], []  # reads like small talk and names nothing a skill is about
         # Lexical evidence alone was never calibrated for precision: without embeddings it hints only.
-        inject = [Match(c.entry, c.score, "semantic") for c in cands[: self.cfg.top_k]
-                  if c.semantic > 0 and c.score >= self.threshold_for(c.entry, lang)
-                  and c.score >= best.score - self.cfg.margin]
+        # A clear lead over the runner-up transfers across skill sets better than the absolute
+        # score alone (richer SKILL.md files lift every score; the lead stays comparable).
+        runner_up = cands[1].score if len(cands) > 1 else 0.0
+        inject = [] if best.score - runner_up < self.cfg.inject_lead else [
+            Match(c.entry, c.score, "semantic") for c in cands[: self.cfg.top_k]
+            if c.semantic > 0 and c.score >= self.threshold_for(c.entry, lang)
+            and c.score >= best.score - self.cfg.margin]
         hints = [Match(c.entry, c.score, "hint") for c in cands[len(inject): self.cfg.hint_top_k]]
         return inject, hints
 
     def semantic(self, text: str, index: Optional[LoadedIndex] = None) -> List[Match]:
-        return self.tiers(*self.candidates(text, index), language(text))[0]
+        return self.tiers(*self.candidates(text, index), language(text), text_len=len(text))[0]
 
     # -- nickname -------------------------------------------------------------------------
     def nickname(self, text: str, index: Optional[LoadedIndex], resolve) -> List[Match]:
@@ -187,7 +196,8 @@ class Matcher:
         found = self.nickname(text, index, resolve)
         seen = {m.entry.path for m in found}
         try:
-            inject, hints = self.tiers(*self.candidates(text, index), language(text), no_skill_work=no_skill_work)
+            inject, hints = self.tiers(*self.candidates(text, index), language(text), no_skill_work=no_skill_work,
+                                       text_len=len(text))
         except Exception as exc:  # a broken scoring path must not take the nickname hits with it
             log.warning("skill router: skill scoring failed (%s); nickname routing only", type(exc).__name__)
             inject, hints = [], []
