@@ -12,7 +12,7 @@ skips patterns that could not have matched.
 from __future__ import annotations
 
 import re
-from typing import FrozenSet, List, Optional, Sequence, Tuple
+from typing import FrozenSet, Iterable, List, Optional, Sequence, Set, Tuple
 
 try:  # Python 3.11+
     from re import _constants as C  # type: ignore[attr-defined]
@@ -118,15 +118,71 @@ class Filtered:
         self.parts: Tuple[Tuple[re.Pattern, Optional[FrozenSet[str]]], ...] = tuple(
             (re.compile(p), literals([p])) for p in patterns)
 
-    def search(self, text: str) -> Optional[re.Match]:
+    @property
+    def literals(self) -> Set[str]:
+        return {s for _, lits in self.parts if lits is not None for s in lits}
+
+    def search(self, text: str, present: Optional[Set[str]] = None) -> Optional[re.Match]:
+        """``present``: the literals a ``LiteralScanner`` found in ``text`` (or in a text
+        containing it); without it each literal is looked up in ``text``."""
         for rx, lits in self.parts:
             if lits is not None:
-                for s in lits:
-                    if s in text:
-                        break
+                if present is not None:
+                    if lits.isdisjoint(present):
+                        continue
                 else:
-                    continue
+                    for s in lits:
+                        if s in text:
+                            break
+                    else:
+                        continue
             m = rx.search(text)
             if m is not None:
                 return m
         return None
+
+
+def _trie_pattern(words: Sequence[str]) -> str:
+    """An alternation shaped like a trie, longest match first: at each position the regex
+    engine walks one branch per character instead of trying every literal."""
+    root: dict = {}
+    for w in words:
+        node = root
+        for ch in w:
+            node = node.setdefault(ch, {})
+        node[""] = {}
+
+    def emit(node: dict) -> str:
+        end = "" in node
+        kids = [re.escape(ch) + emit(child) for ch, child in sorted(node.items()) if ch]
+        if not kids:
+            return ""
+        body = kids[0] if len(kids) == 1 else "(?:" + "|".join(kids) + ")"
+        return f"(?:{body})?" if end else body
+
+    return emit(root)
+
+
+class LiteralScanner:
+    """Finds, in one pass, which of many literals occur in a message; patterns then test
+    their own literals against that set (a C-level set operation) instead of scanning the
+    message once per literal."""
+
+    def __init__(self, literals: Iterable[str]):
+        lits = sorted(set(literals))
+        self._rx = re.compile("(?=(" + _trie_pattern(lits) + "))") if lits else None
+        known = set(lits)
+        # a literal found at a position implies its shorter literal prefixes there too
+        self._prefixes = {s: tuple(s[:k] for k in range(1, len(s)) if s[:k] in known) for s in lits}
+
+    def present(self, text: str) -> Set[str]:
+        found: Set[str] = set()
+        if self._rx is None:
+            return found
+        pre = self._prefixes
+        for m in self._rx.finditer(text):
+            s = m.group(1)
+            if s and s not in found:
+                found.add(s)
+                found.update(pre[s])
+        return found

@@ -23,7 +23,7 @@ import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Dict, FrozenSet, List, Optional, Sequence, Tuple
+from typing import Any, Dict, FrozenSet, List, Optional, Sequence, Set, Tuple
 
 import yaml
 from pydantic import ValidationError
@@ -32,7 +32,7 @@ from .coverage import COMPANIONS_FILE, COVERAGE_FILE, Coverage, mask_content
 from .decision import Decision, full_surface
 from .normalize import fold
 from .learned import WEIGHTS_FILE, LearnedModel
-from .prefilter import Filtered
+from .prefilter import Filtered, LiteralScanner
 from .paths import shipped
 from .rules_schema import FIXES, GUARDS_FILE, GuardFile, IntentFile, IntentRule
 
@@ -178,14 +178,14 @@ class _Bilingual:
         return cls(_compile(en, repeat=repeat), _compile(zh, repeat=repeat),
                    Filtered(en) if en and not repeat else None, Filtered(zh) if zh and not repeat else None)
 
-    def search(self, t: str, cjk: bool) -> Optional[re.Match]:
+    def search(self, t: str, cjk: bool, present: Optional[Set[str]] = None) -> Optional[re.Match]:
         if self.en_parts is not None:
-            m = self.en_parts.search(t)
+            m = self.en_parts.search(t, present)
         else:
             m = self.en.search(t) if self.en is not None else None
         if m is None and cjk:
             if self.zh_parts is not None:
-                m = self.zh_parts.search(t)
+                m = self.zh_parts.search(t, present)
             elif self.zh is not None:
                 m = self.zh.search(t)
         return m
@@ -231,6 +231,10 @@ class RuleSet:
         # toolset -> (file, line) of its first mention, for ``check_toolsets``
         self.toolset_sites: Dict[str, Tuple[str, int]] = {}
         self.intent_names = tuple(i.name for i in self._intents)
+        # One pass finds every literal the intent patterns test for (the latency budget).
+        self._scanner = LiteralScanner(
+            s for i in self._intents
+            for f in (i.rx.en_parts, i.rx.zh_parts, i.unless) if f is not None for s in f.literals)
 
     # -- loading
 
@@ -331,7 +335,8 @@ class RuleSet:
             return Decision("narrow", (), "capability_inquiry", self._conf.capability, "rules",
                             "capability question")
 
-        hits = self._hits(t, cjk)
+        present = self._scanner.present(t)
+        hits = self._hits(t, cjk, present=present)
         question = self._definitional is not None and self._definitional.search(t, cjk) is not None
         if hits and question:
             kept = [h for h in hits if h[0].answers_questions]
@@ -361,7 +366,7 @@ class RuleSet:
         reason = "matched " + ", ".join(i.name for i, _, _ in hits)
         clauses: Tuple[Tuple[str, str], ...] = ()
         if cov is not None:
-            clauses, extra, unexplained = self._cover(cov, t, cjk, hits, toolsets)
+            clauses, extra, unexplained = self._cover(cov, t, cjk, hits, toolsets, present)
             for intent in extra:
                 names.setdefault(intent.name, None)
                 for ts in intent.toolsets:
@@ -388,27 +393,30 @@ class RuleSet:
         return Decision("narrow", tuple(sorted(toolsets)), "+".join(names), confidence, "rules", reason,
                         clauses=clauses)
 
-    def _hits(self, t: str, cjk: bool, only: Sequence[str] = ()) -> List[Tuple[_Intent, str, Tuple[int, int]]]:
+    def _hits(self, t: str, cjk: bool, only: Sequence[str] = (), present: Optional[Set[str]] = None
+              ) -> List[Tuple[_Intent, str, Tuple[int, int]]]:
         """Every intent that matches (``only``: among those emitting one of these toolsets),
-        with its word and span. Platform and product intents read the message with quoted,
-        listed and pasted content blanked out."""
+        with its word and span. ``present``: the scanner's literals of ``t`` or of a text
+        containing it. Platform and product intents read the message with quoted, listed
+        and pasted content blanked out (blanking can join new literals: they scan directly)."""
         cov = self.coverage
         masked: Optional[str] = None
         hits: List[Tuple[_Intent, str, Tuple[int, int]]] = []
         for intent in self._intents:
             if only and not any(ts in only for ts in intent.toolsets):
                 continue
-            text = t
+            text, lits = t, present
             if cov is not None and intent.name in cov.content_sensitive:
                 if masked is None:
                     masked = mask_content(t)
-                text = masked
-            m = intent.rx.search(text, cjk)
-            if m and not (intent.unless is not None and intent.unless.search(t)):
+                text, lits = masked, (present if masked is t else None)
+            m = intent.rx.search(text, cjk, lits)
+            if m and not (intent.unless is not None and intent.unless.search(t, present)):
                 hits.append((intent, m.group(0).strip(), m.span()))
         return hits
 
-    def _cover(self, cov: Coverage, t: str, cjk: bool, hits, toolsets: Dict[str, None]):
+    def _cover(self, cov: Coverage, t: str, cjk: bool, hits, toolsets: Dict[str, None],
+               present: Optional[Set[str]] = None):
         """Explain each clause: by an intent matched inside it, by an intent matched when the
         clause is read alone, or by an action the routed toolsets already carry. Returns the
         clause table, the intents found inside clauses, and the unexplained actions."""
@@ -433,7 +441,7 @@ class RuleSet:
                 table.append((c.text.strip(), f"{action} (routed toolsets)"))
                 continue
             # Read the clause alone, with the intents that could carry its action.
-            inner = [h[0] for h in self._hits(c.text, cjk, explains)]
+            inner = [h[0] for h in self._hits(c.text, cjk, explains, present)]
             if inner:
                 extra.extend(inner)
                 for i in inner:

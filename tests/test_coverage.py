@@ -276,3 +276,26 @@ PATTERNS = [p for i in default_rules()._intents for part in (i.rx.en_parts, i.rx
        st.sampled_from(PATTERNS))
 def test_prefilter_never_skips_a_pattern_that_matches(text, pattern):
     assert (Filtered([pattern]).search(text) is None) == (re.search(pattern, text) is None)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.sampled_from(["the", "then", "search", "research", "搜", "搜索", "ab", "abc"]), min_size=1),
+       st.text(alphabet="abcehnrst 搜索", max_size=40))
+def test_literal_scanner_finds_every_literal_present(lits, text):
+    from hermes_token_router.prefilter import LiteralScanner
+
+    assert LiteralScanner(lits).present(text) == {s for s in lits if s in text}
+
+
+def test_rules_decide_the_same_with_and_without_the_scanner():
+    rs = RuleSet.load(POLICY / "rules")
+    texts = [json.loads(line)["text"] for line in (ROOT / "corpus" / "routing.jsonl").read_text(
+        encoding="utf-8").splitlines()[:200]]
+    scanned = [(d.action, d.toolsets) for d in map(rs.classify, texts)]
+
+    class _NoScan:
+        def present(self, text):
+            return None
+
+    rs._scanner = _NoScan()
+    assert [(d.action, d.toolsets) for d in map(rs.classify, texts)] == scanned
