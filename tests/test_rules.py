@@ -255,3 +255,17 @@ def test_chinese_patterns_do_not_fire_inside_english_words(rules):
 
 def test_latency_is_recorded(rules):
     assert rules.classify("run the tests").latency_ms > 0
+
+
+@pytest.mark.parametrize("text", ["don't run the tests, just explain the failure", "please don't push anything yet",
+                                  "不要运行测试，解释一下就行", "别提交代码"])
+def test_a_negated_tool_action_still_abstains(rules, text):
+    assert rules.classify(text).reason == "negated"
+
+
+@pytest.mark.parametrize("text,need", [
+    ("play dreams by fleetwood mac on spotify, the studio version, not live - i don't like the live one", {"spotify"}),
+    ("记住：我老婆生日是八月十二，每年提前一周提醒我，别又忘了", {"memory", "cronjob"}),
+])
+def test_a_negation_about_content_is_part_of_the_request(rules, text, need):
+    assert routes(rules.classify(text), *need)
