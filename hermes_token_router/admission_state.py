@@ -15,12 +15,13 @@ from __future__ import annotations
 import logging
 import os
 import threading
+import weakref
 from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, Iterable, Optional, Sequence, Tuple
 
 from . import admission, guard, host
 from .admission import Envelope
-from .failopen import WarnOnce, guarded
+from .failopen import WarnOnce
 
 log = logging.getLogger("hermes_token_router")
 
@@ -179,6 +180,9 @@ class AdmissionBinding:
         self.end_session = end_session
         self.warn_once = warn_once
         self.debug = debug
+        # session id -> the agent its envelope is bound on: the guard's lock-free way back to it
+        self._bound: "weakref.WeakValueDictionary[str, Any]" = weakref.WeakValueDictionary()
+        self._guard_error: Optional[str] = None
 
     def envelope(self, agent: Any, session_id: str, hook_kwargs: Dict[str, Any]) -> Tuple[Envelope, bool]:
         """Bind one admission envelope per agent and session (held on the agent). The surface
@@ -192,7 +196,12 @@ class AdmissionBinding:
                 task_env=os.environ.get("HERMES_KANBAN_TASK"), dispatcher_reports=host.dispatcher_worker,
                 direct=host.is_direct(agent), provenance=has_provenance(agent, session_id, others),
                 attachable=can_attach(agent))
-        return envelope_for(agent, session_id, build)
+        envelope, quarantined = envelope_for(agent, session_id, build)
+        self._bound[session_id] = agent
+        return envelope, quarantined
+
+    def forget(self, session_id: str) -> None:
+        self._bound.pop(session_id, None)
 
     def retry_quarantine(self, agent: Any, old_session_id: str) -> None:
         old = self.states.get(old_session_id)
@@ -208,11 +217,27 @@ class AdmissionBinding:
             log.warning("hermes-token-router: agent of session %s changed after a failed restore; left untouched",
                         old_session_id)
 
-    @guarded("pre_tool_call")
     def pre_tool_call(self, tool_name: str = "", session_id: str = "", **kwargs: Any) -> Any:
         """The protected-tool guard: block a protected tool the host did not admit, however
-        it was reached (e.g. ``tool_call`` through the tool_search bridge)."""
-        state = self.states.get(session_id)
-        agent, _ = host.find_agent(session_id, known=state.agent if state is not None else None)
-        slot = slot_of(agent) if agent is not None else None
-        return guard.guard_decision(tool_name, slot.envelope if slot is not None else None, host.owner_of)
+        it was reached (e.g. ``tool_call`` through the tool_search bridge).
+
+        Current Hermes runs this on a worker thread and *fails closed*: a timeout or an
+        exception blocks the user's tool call, and a callback that timed out is skipped (so
+        blocks) for 60 s in every session. So this does O(1) work with no blocking lock: one
+        dict read for the session's bound agent, one attribute read for its envelope (a
+        quarantined agent keeps its old one), one lock-free registry read for the tool's
+        owner. Anything it cannot judge, its own error included, is "no directive"; the
+        error is logged by the next ``pre_llm_call`` (``report_guard_error``).
+        """
+        try:
+            agent = self._bound.get(session_id) if session_id else None
+            slot = slot_of(agent) if agent is not None else None
+            return guard.guard_decision(tool_name, slot.envelope if slot is not None else None, host.owner_nowait)
+        except Exception as exc:  # never raise into a fail-closed host
+            self._guard_error = f"{type(exc).__name__}: {exc}"
+            return None
+
+    def report_guard_error(self) -> None:
+        error, self._guard_error = self._guard_error, None
+        if error:
+            log.warning("hermes-token-router: pre_tool_call guard failed (%s); that call was let through", error)

@@ -57,12 +57,47 @@ def _agents_in_frames(frame: Any, session_id: str, forks: Optional[List[Any]] = 
     return found
 
 
-def find_agent(session_id: str, *, explicit: Any = None, known: Any = None) -> Tuple[Optional[Any], str]:
+def _turn_of(agent: Any) -> Optional[str]:
+    turn = getattr(agent, "_current_turn_id", None)
+    return turn if isinstance(turn, str) and turn else None
+
+
+def _by_turn(agents: List[Any], turn_id: Optional[str]) -> List[Any]:
+    """Candidates running the hook's turn, when the host says which turn it is and some
+    candidate carries that id; otherwise all of them (a host without turn ids)."""
+    if not turn_id:
+        return agents
+    same = [a for a in agents if _turn_of(a) == turn_id]
+    return same if same else agents
+
+
+def _pick(agents: List[Any], forks: List[Any], turn_id: Optional[str], level: str) -> Tuple[Optional[Any], str]:
+    """One level of the search: ("", None) means "nothing here, look further"."""
+    if turn_id and any(_turn_of(f) == turn_id for f in forks):
+        return None, "background_fork"  # the review fork's own request: never its parent
+    agents = _by_turn(agents, turn_id)
+    if len(agents) == 1:
+        return agents[0], level
+    if len(agents) > 1:
+        return None, "ambiguous_" + ("stack" if level == "stack" else "threads")
+    if forks:
+        return None, "background_fork"
+    return None, ""
+
+
+def find_agent(session_id: str, *, explicit: Any = None, known: Any = None,
+               turn_id: Optional[str] = None) -> Tuple[Optional[Any], str]:
     """Bind the agent serving ``session_id``; returns (agent or None, how it was found).
 
-    Order: an explicit agent whose session matches; this thread's stack; the reference we
-    stored for this session (re-validated); other threads' stacks. Two distinct matches
-    at the same level are ambiguous and bind nothing (keep the full surface).
+    Order: an explicit agent whose session matches; this thread's stack; the stacks of the
+    other live threads; the reference we stored for this session; the CLI's agent. A hook
+    on a worker thread (upstream runs hooks on ``hermes-hook-*`` threads) has no agent on
+    its own stack, and the stored reference may be an evicted agent that is still alive
+    while a rebuilt one runs the turn, so live threads are walked before it is trusted.
+    Where the host passes ``turn_id``, the agent whose ``_current_turn_id`` matches wins,
+    and a stored agent on another turn is not used. The review fork shares its parent's
+    session id: a fork on the turn (or the only candidate) binds nothing, never the parent.
+    Two distinct matches at one level are ambiguous and bind nothing.
     """
     if not session_id:
         return None, "no_session_id"
@@ -71,26 +106,24 @@ def find_agent(session_id: str, *, explicit: Any = None, known: Any = None) -> T
         return explicit, "explicit"
     forks: List[Any] = []
     own = _agents_in_frames(sys._getframe(1), session_id, forks)
-    if len(own) == 1:
-        return own[0], "stack"
-    if len(own) > 1:
-        return None, "ambiguous_stack"
-    if forks:  # the review fork's own turn: never fall through to the parent's reference
-        return None, "background_fork"
-    if known is not None and is_agent(known) and known.session_id == session_id and not is_background_fork(known):
-        return known, "stored"
+    agent, how = _pick(own, forks, turn_id, "stack")
+    if how:
+        return agent, how
     others: List[Any] = []
     me = threading.get_ident()
     for ident, frame in sys._current_frames().items():
         if ident == me:
             continue
-        for obj in _agents_in_frames(frame, session_id):
+        for obj in _agents_in_frames(frame, session_id, forks):
             if not any(obj is o for o in others):
                 others.append(obj)
-    if len(others) == 1:
-        return others[0], "thread_stack"
-    if len(others) > 1:
-        return None, "ambiguous_threads"
+    agent, how = _pick(others, forks, turn_id, "thread_stack")
+    if how:
+        return agent, how
+    if known is not None and is_agent(known) and known.session_id == session_id and not is_background_fork(known):
+        if turn_id and _turn_of(known) not in (None, turn_id):
+            return None, "stale_turn"
+        return known, "stored"
     cli = cli_agent()
     if cli is not None and cli.session_id == session_id and not is_background_fork(cli):
         return cli, "cli_ref"
@@ -170,6 +203,18 @@ def known_toolsets() -> frozenset:
 
     return frozenset(hermes_toolsets.get_toolset_names()) | frozenset(registry.get_registered_toolset_names()) \
         | frozenset(registry.get_registered_toolset_aliases())
+
+
+def owner_nowait(name: str) -> Optional[str]:
+    """``owner_of`` without the registry lock, for the fail-closed ``pre_tool_call`` path: a
+    plain read of the registry's name -> entry dict (a single dict read is atomic; Hermes
+    replaces entries, it never edits one in place). None when that dict is not there."""
+    from tools.registry import registry
+
+    tools = getattr(registry, "_tools", None)
+    entry = tools.get(name) if isinstance(tools, dict) else None
+    toolset = getattr(entry, "toolset", None)
+    return toolset if isinstance(toolset, str) else None
 
 
 def is_registered(name: str) -> bool:

@@ -242,6 +242,9 @@ class Recovery:
         state = self.states.get(session_id)
         if state is None:
             return None
+        running, _ = host.find_agent(session_id, known=state.agent, turn_id=kwargs.get("turn_id"))
+        if running is None or running is not state.agent:
+            return None  # another agent's request (the review fork, an evicted agent): not this surface
         with state.lock:
             state.requests += 1
             if state.phase == ROUTED:  # a restored (or full) session sends the full surface: saves nothing
@@ -274,6 +277,9 @@ class Recovery:
         state = self.states.get(session_id)
         if state is None or state.phase != ROUTED or state.agent is None:
             return None
+        running, _ = host.find_agent(session_id, known=state.agent, turn_id=kwargs.get("turn_id"))
+        if running is None or running is not state.agent:
+            return None  # the review fork's (or an evicted agent's) call: not this surface
         owners = pruned_calls(state, state.agent, [tool_name])
         if owners:
             self.expand(state, state.agent, owners, via="tool_request")

@@ -205,9 +205,11 @@ class RouterRuntime:
 
     def _pre_llm_call(self, session_id: str, user_message: Any, started: float, ticket: "_Ticket",
                       **kwargs: Any) -> Optional[Dict[str, str]]:
+        self.admission.report_guard_error()
         state = self.states.get(session_id)
         agent, how = host.find_agent(session_id, explicit=kwargs.get("agent"),
-                                     known=state.agent if state is not None else None)
+                                     known=state.agent if state is not None else None,
+                                     turn_id=kwargs.get("turn_id"))
         if agent is None:
             self.debug.note("bail", hook="pre_llm_call", session=session_id, reason=how)
             return None
@@ -397,6 +399,7 @@ class RouterRuntime:
             admission_state.mark_restore(state.agent, session_id, ok)
         if ok:
             self.states.pop(session_id, state)
+            self.admission.forget(session_id)
             self.skills.forget(session_id)
             if was_routed:
                 log.info("surface restored session=%s reason=%s", session_id, reason)

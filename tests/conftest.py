@@ -191,3 +191,24 @@ def private_stub():
 def router_logs(caplog):
     caplog.set_level(logging.INFO, logger="hermes_token_router")
     return caplog
+
+
+@pytest.fixture(params=["sync", "threaded"])
+def hook_dispatch(request):
+    """Run the test under both hook dispatch models: 0.19.0's synchronous ``invoke_hook``
+    and upstream main's threaded one (``devtools.upstream_dispatch``: ``hermes-hook-*``
+    daemon threads, timeout, skip, fail-closed ``pre_tool_call``). Yields the emulation, or
+    None for the synchronous host."""
+    import model_tools  # noqa: F401  (plugin discovery runs at this import)
+    from hermes_cli.plugins import get_plugin_manager
+
+    from hermes_token_router.devtools.upstream_dispatch import ThreadedDispatch
+
+    if request.param == "sync":
+        yield None
+        return
+    dispatch = ThreadedDispatch(get_plugin_manager(), timeout_s=10.0).install()
+    try:
+        yield dispatch
+    finally:
+        dispatch.uninstall()
