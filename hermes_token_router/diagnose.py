@@ -205,10 +205,27 @@ def check_hooks(report: Report) -> None:
         report.add("hooks", "hook thread", INFO, "hooks run synchronously on the thread that runs the agent loop")
 
 
+def check_mechanisms(report: Report) -> None:
+    """Per upstream mechanism, the path ``host.mechanisms`` found on this Hermes."""
+    from .host import mechanisms
+
+    for m in mechanisms():
+        report.add("mechanisms", m.name, INFO, f"{m.path}: {m.detail}")
+        if m.name == "hook dispatch":
+            report.hook_thread = "worker thread with a timeout" if m.path == "threaded" else "caller thread"
+
+
 def check_agent_lookup(report: Report) -> None:
+    from .host import mechanisms
+
+    helper = {m.name: m for m in mechanisms() if m.path != "none"}
     for module, function, needle, hook in AGENT_FRAMES + OPTIONAL_FRAMES:
         required = hook is not None
         name = f"{function}(agent, ...)"
+        found = helper.get(f"{hook} frame") if hook else None
+        if found is not None and found.path != f"{module}.{function}":  # current Hermes's helper frame
+            report.add("agent lookup", f"{hook} frame", OK, f"{found.path}: {found.detail}")
+            continue
         try:
             src = _source(module, function)
         except Exception as exc:
@@ -226,14 +243,19 @@ def check_agent_lookup(report: Report) -> None:
             continue
         report.add("agent lookup", name, OK,
                    f"{_where(module)}" + (f" fires {hook} with the agent as a local" if hook else ""))
-    try:
-        src = _source("agent.chat_completion_helpers", "build_api_kwargs")
-        reads = "agent.tools" in src
-    except Exception:
-        reads = False
+    reads, where = False, "build_api_kwargs"
+    for module, function in (("agent.chat_completion_helpers", "build_api_kwargs"),
+                             ("agent.turn_request_assembly", None)):  # current Hermes: tools_for_api = agent.tools
+        try:
+            reads = "agent.tools" in _source(module, function)
+        except Exception:
+            reads = False
+        if reads:
+            where = f"{_where(module)}" + (f" {function}" if function else "")
+            break
     report.add("agent lookup", "request built from agent.tools", OK if reads else FAIL,
-               "agent/chat_completion_helpers.py build_api_kwargs reads agent.tools for every API call" if reads
-               else "build_api_kwargs does not read agent.tools: narrowing it would not change the request")
+               f"{where} reads agent.tools for every API call" if reads
+               else "the request builder does not read agent.tools: narrowing it would not change the request")
 
 
 def check_preflight(report: Report) -> None:
@@ -472,7 +494,7 @@ def inspect_hermes(home: Path) -> Report:
     if not check_hermes(report):
         report.routing_path = False
         return report
-    for step in (check_hooks, check_agent_lookup, check_preflight, check_registry):
+    for step in (check_hooks, check_mechanisms, check_agent_lookup, check_preflight, check_registry):
         try:
             step(report)
         except Exception as exc:  # a diagnostics bug must not read as "Hermes is fine"

@@ -14,6 +14,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Dict, Iterable, Iterator, List, Optional, Tuple
 
+# ``mechanisms`` (the doctor's per-mechanism detection) lives beside this adapter, same boundary.
+from .host_probe import TOOLS_LOCK_MODULES, Mechanism, mechanisms  # noqa: F401
 from .surface import Capture, tool_name
 
 # Frames whose locals hold the agent for each hook (host notes §3): checked first by name.
@@ -323,9 +325,14 @@ def capture(agent: Any) -> Capture:
 
 @contextmanager
 def surface_lock() -> Iterator[None]:
-    """Publish under the lock Hermes's own MCP refresh uses, so readers never see a half-swap."""
-    mod = sys.modules.get("tools.mcp_tool")
-    lock = getattr(mod, "_agent_tools_lock", None) if mod is not None else None
+    """Publish under the lock Hermes's own MCP refresh uses, so readers never see a half-swap
+    (``tools.mcp_tool_agent`` upstream, ``tools.mcp_tool`` in 0.19.0)."""
+    lock = None
+    for name in TOOLS_LOCK_MODULES:
+        mod = sys.modules.get(name)
+        lock = getattr(mod, "_agent_tools_lock", None) if mod is not None else None
+        if lock is not None:
+            break
     if lock is None:
         yield
         return
