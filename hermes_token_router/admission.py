@@ -44,6 +44,7 @@ NO_AUTHORITY = "NO_AUTHORITY"
 NO_AUTHORITY_INVALID_POLICY = "NO_AUTHORITY_INVALID_POLICY"
 DENIED_PROTECTED = "DENIED_PROTECTED"
 ERROR = "ERROR"  # request_toolset failed inside the router; nothing changed
+READY_VIA_TOOL_SEARCH = "READY_VIA_TOOL_SEARCH"  # deferred by the host: reachable through tool_call only
 
 # Envelope authority.
 CAPTURED = "captured"

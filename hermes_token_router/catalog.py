@@ -46,6 +46,7 @@ class CatalogEntry:
     name: str
     blurb: str
     limited_to: Optional[Tuple[str, ...]] = None
+    via_search: bool = False  # deferred by the host: reachable through tool_search/tool_call only
 
 
 def load_blurbs(path: Path) -> Dict[str, str]:
@@ -80,12 +81,15 @@ def render(entries: Sequence[CatalogEntry], *, bridge: bool) -> str:
         label = entry.name
         if entry.limited_to:
             label += f" (limited to: {', '.join(entry.limited_to)})"
+        if entry.via_search:
+            label += " (via tool_search)"
         lines.append(f"- {label}: {entry.blurb}" if entry.blurb else f"- {label}")
     if rest:
         lines.append("Also: " + ", ".join(
             e.name + (f" (limited to: {', '.join(e.limited_to)})" if e.limited_to else "") for e in rest))
     if bridge:
-        lines.append("More tools are deferred: find them with tool_search and call them with tool_call.")
+        lines.append("More tools are deferred (marked via tool_search): find them with tool_search and call them "
+                     "with tool_call; request_toolset cannot load them.")
     return "\n".join(lines)
 
 
@@ -103,10 +107,13 @@ def router_definition(catalog_text: str) -> dict:
 
 def entries_for(owner_order: Iterable[str], captured_by_owner: Mapping[str, Tuple[str, ...]],
                 available_by_owner: Mapping[str, Tuple[str, ...]], blurbs: Mapping[str, str],
-                host_descriptions: Mapping[str, str], skip: Iterable[str] = ()) -> Tuple[CatalogEntry, ...]:
+                host_descriptions: Mapping[str, str], skip: Iterable[str] = (),
+                via_search: Iterable[str] = ()) -> Tuple[CatalogEntry, ...]:
     """One entry per captured toolset; ``limited to`` names the captured tools when the host
-    admitted only part of what the toolset offers on this machine."""
+    admitted only part of what the toolset offers on this machine; ``via_search`` toolsets
+    are the ones the host deferred behind tool_search."""
     skipped = set(skip)
+    deferred = set(via_search)
     out = []
     for name in owner_order:
         if name in skipped:
@@ -114,5 +121,15 @@ def entries_for(owner_order: Iterable[str], captured_by_owner: Mapping[str, Tupl
         captured = captured_by_owner.get(name, ())
         available = available_by_owner.get(name, ())
         limited = tuple(captured) if available and set(captured) < set(available) else None
-        out.append(CatalogEntry(name, short_blurb(name, blurbs, host_descriptions.get(name, "")), limited))
+        out.append(CatalogEntry(name, short_blurb(name, blurbs, host_descriptions.get(name, "")), limited,
+                                name in deferred))
     return tuple(out)
+
+
+def tool_call_usage(tool_call_definition: Optional[dict], tool: str) -> str:
+    """The exact bridge call for a deferred tool, in the shape this host's ``tool_call``
+    takes: ``{"calls": [{name, arguments}]}`` (current Hermes) or ``{name, arguments}``."""
+    params = ((tool_call_definition or {}).get("function") or {}).get("parameters") or {}
+    if "calls" in (params.get("properties") or {}):
+        return f'tool_call({{"calls": [{{"name": "{tool}", "arguments": {{...}}}}]}})'
+    return f'tool_call({{"name": "{tool}", "arguments": {{...}}}})'

@@ -16,7 +16,7 @@ from typing import Any, Dict, Iterable, Iterator, List, Optional, Tuple
 
 # ``mechanisms`` (the doctor's per-mechanism detection) lives beside this adapter, same boundary.
 from .host_probe import TOOLS_LOCK_MODULES, Mechanism, mechanisms  # noqa: F401
-from .surface import Capture, tool_name
+from .surface import BRIDGE_TOOLS, Capture, tool_name
 
 # Frames whose locals hold the agent for each hook (host notes §3): checked first by name.
 _AGENT_LOCALS = ("agent", "self", "parent_agent")
@@ -320,7 +320,30 @@ def capture(agent: Any) -> Capture:
     tools = agent.tools
     valid = agent.valid_tool_names
     names = tuple(tool_name(t) for t in (tools or []))
-    return Capture(tools=tools, valid_tool_names=valid, names=names, owners=owners_for(names))
+    deferred = deferred_by_owner(agent, names) if set(BRIDGE_TOOLS) & set(names) else {}
+    return Capture(tools=tools, valid_tool_names=valid, names=names, owners=owners_for(names), deferred=deferred)
+
+
+def deferred_by_owner(agent: Any, shown: Iterable[str]) -> Dict[str, Tuple[str, ...]]:
+    """Per toolset, the tools the host put behind tool_search for this agent: its build
+    before tool_search assembly (the scope ``tool_call`` may reach) minus what it shows.
+    Only asked when the bridge is in the surface, so a host without deferral (0.19.0's
+    default) never pays for it."""
+    import model_tools
+
+    try:
+        defs = model_tools.get_tool_definitions(enabled_toolsets=getattr(agent, "enabled_toolsets", None),
+                                                disabled_toolsets=getattr(agent, "disabled_toolsets", None),
+                                                quiet_mode=True, skip_tool_search_assembly=True) or []
+    except Exception:
+        return {}
+    visible = set(shown) | set(BRIDGE_TOOLS)
+    out: Dict[str, List[str]] = {}
+    for name in (tool_name(d) for d in defs):
+        owner = owner_of(name) if name and name not in visible else None
+        if owner:
+            out.setdefault(owner, []).append(name)
+    return {owner: tuple(names) for owner, names in out.items()}
 
 
 @contextmanager

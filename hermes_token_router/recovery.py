@@ -21,7 +21,8 @@ from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Seque
 
 from . import admission, admission_state, host, surface_mutation
 from .admission import (ALREADY_LOADED, DENIED_PROTECTED, ERROR, NO_AUTHORITY, NO_AUTHORITY_INVALID_POLICY, READY,
-                        UNKNOWN_TOOLSET, UNRESOLVED_TOOL)
+                        READY_VIA_TOOL_SEARCH, UNKNOWN_TOOLSET, UNRESOLVED_TOOL)
+from .catalog import tool_call_usage
 from .failopen import guarded
 from .session_state import ROUTED, SessionState
 from .surface import ROUTER_TOOL, tool_name
@@ -40,6 +41,26 @@ class Resolution:
     names: List[str] = field(default_factory=list)  # captured tool names they bring
     per_request: Dict[str, str] = field(default_factory=dict)  # requested -> toolset or reason
     verdict: Any = None  # the admission result the expansion was held to
+    deferred: Dict[str, Tuple[str, ...]] = field(default_factory=dict)  # requested -> tools behind tool_search
+
+
+def deferred_for(cap: Any, name: str) -> Tuple[str, ...]:
+    """The tools ``name`` (a toolset, or a tool) stands for among those the host deferred
+    behind tool_search for this session: reachable, but only through ``tool_call``."""
+    deferred = getattr(cap, "deferred", None) or {}
+    if name in deferred:
+        return tuple(deferred[name])
+    folded = {k.casefold(): k for k in deferred}
+    if name.casefold() in folded:
+        return tuple(deferred[folded[name.casefold()]])
+    return (name,) if any(name in tools for tools in deferred.values()) else ()
+
+
+def via_tool_search(cap: Any, deferred: Dict[str, Tuple[str, ...]]) -> Dict[str, Any]:
+    """The answer's ``via_tool_search`` part: per request, the tools and the exact call."""
+    call_def = cap.definition("tool_call") if cap is not None else None
+    return {req: {"tools": list(tools), "usage": [tool_call_usage(call_def, t) for t in tools]}
+            for req, tools in deferred.items()}
 
 
 def resolve(state: SessionState, requested: Sequence[str], *, static: Mapping[str, Sequence[str]],
@@ -77,6 +98,10 @@ def resolve(state: SessionState, requested: Sequence[str], *, static: Mapping[st
             owner = cap.owners.get(name)
             toolset = owner or name
             members = cap.tools_of(owner) if owner else (name,)
+        if toolset is None and deferred_for(cap, name):
+            out.per_request[name] = READY_VIA_TOOL_SEARCH
+            out.deferred[name] = deferred_for(cap, name)
+            continue
         if toolset is None:
             reason = UNRESOLVED_TOOL if registered(name) else UNKNOWN_TOOLSET
             out.per_request[name] = reason
@@ -95,6 +120,8 @@ def outcome(state: SessionState, res: Resolution, added: Sequence[str], request_
         reason = READY
     elif ok_sets:
         reason = ALREADY_LOADED
+    elif res.deferred:
+        reason = READY_VIA_TOOL_SEARCH
     elif failed:
         reason = next(iter(failed.values()))
     else:
@@ -106,6 +133,8 @@ def outcome(state: SessionState, res: Resolution, added: Sequence[str], request_
         "denied": [],
         "request_reason": request_reason,
     }
+    if res.deferred:
+        result["via_tool_search"] = via_tool_search(state.capture, res.deferred)
     if failed:
         result["unresolved"] = failed
         cap = state.capture
@@ -325,15 +354,18 @@ class Recovery:
                     "denied": list(requested), "request_reason": reason_text}
         if env is not None and env.authority == admission.NO_AUTHORITY_MODE:
             return self._append_without_authority(agent, env, requested, reason_text)
-        owners = set()
-        if agent is not None:
-            owners = {o for o in host.capture(agent).owners.values() if o}
+        cap = host.capture(agent) if agent is not None else None
+        owners = {o for o in cap.owners.values() if o} if cap is not None else set()
         loaded = [r for r in requested if r in owners]
+        deferred = {r: deferred_for(cap, r) for r in requested if r not in owners and deferred_for(cap, r)}
         missing = {r: (UNRESOLVED_TOOL if host.is_registered(r) else UNKNOWN_TOOLSET)
-                   for r in requested if r not in owners}
-        reason = ALREADY_LOADED if loaded or not requested else next(iter(missing.values()))
+                   for r in requested if r not in owners and r not in deferred}
+        reason = ALREADY_LOADED if loaded or not requested else \
+            READY_VIA_TOOL_SEARCH if deferred else next(iter(missing.values()))
         out: Dict[str, Any] = {"reason": reason, "added": [], "toolsets": loaded, "denied": [],
                                "request_reason": reason_text}
+        if deferred:
+            out["via_tool_search"] = via_tool_search(cap, deferred)
         if missing:
             out["unresolved"] = missing
         return out

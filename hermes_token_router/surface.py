@@ -14,10 +14,12 @@ prompt cache hitting and the model's capabilities intact live here:
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Dict, FrozenSet, Iterable, List, Mapping, Optional, Tuple
 
 ROUTER_TOOL = "request_toolset"
+# Hermes's tool_search bridge: the only way to deferred tools, never pruned.
+BRIDGE_TOOLS = ("tool_search", "tool_describe", "tool_call")
 
 
 def tool_name(definition: Any) -> str:
@@ -39,6 +41,8 @@ class Capture:
     valid_tool_names: Any  # the exact set object Hermes held
     names: Tuple[str, ...]  # captured order
     owners: Mapping[str, Optional[str]]  # tool name -> registry toolset (None: unregistered)
+    # toolset -> tools the host put behind tool_search for this agent (empty without the bridge)
+    deferred: Mapping[str, Tuple[str, ...]] = field(default_factory=dict)
 
     def owner_order(self) -> Tuple[str, ...]:
         """Toolsets in the order their first tool appears in the capture."""

@@ -23,11 +23,11 @@ from typing import Any, Callable, ContextManager, Dict, FrozenSet, Iterable, Lis
 from . import admission, admission_state, catalog
 from .config import RouterConfig
 from .session_state import RESTORED, ROUTED, SessionState
-from .surface import ROUTER_TOOL, Capture, grow, names_for_toolsets, select, tool_name, unprunable
+from .surface import BRIDGE_TOOLS, ROUTER_TOOL, Capture, grow, names_for_toolsets, select, tool_name, unprunable
 
 log = logging.getLogger("hermes_token_router")
 
-ALWAYS_KEEP = ("skills_list", "skill_view", "skill_load", ROUTER_TOOL)
+ALWAYS_KEEP = ("skills_list", "skill_view", "skill_load", ROUTER_TOOL) + BRIDGE_TOOLS
 BACKGROUND_REVIEW_TOOLS = ("skill_manage",)
 ROUTER_TOOLSET = "router"
 
@@ -62,17 +62,21 @@ def never_prune(capture: Capture, cfg: RouterConfig) -> FrozenSet[str]:
 
 
 def catalog_owners(capture: Capture) -> List[str]:
-    """The toolsets the session's capability catalog describes (the router's own excluded)."""
-    return [o for o in capture.owner_order() if o != ROUTER_TOOLSET]
+    """The toolsets the session's capability catalog describes (the router's own excluded):
+    the captured ones, then (sorted) the ones the host put behind tool_search."""
+    owners = [o for o in capture.owner_order() if o != ROUTER_TOOLSET]
+    return owners + sorted(o for o in capture.deferred if o not in owners and o != ROUTER_TOOLSET)
 
 
 def build_catalog(capture: Capture, blurbs: dict, available: Mapping[str, Tuple[str, ...]],
                   descriptions: Mapping[str, str]) -> str:
-    """``available``/``descriptions``: the host's answers for ``catalog_owners(capture)``."""
+    """``available``/``descriptions``: the host's answers for ``catalog_owners(capture)``.
+    Deferred toolsets are marked, so the model reaches them through ``tool_call``."""
     owners = catalog_owners(capture)
+    captured = set(capture.owner_order())
     entries = catalog.entries_for(owners, {o: capture.tools_of(o) for o in owners}, available, blurbs,
-                                  descriptions)
-    bridge = any(capture.owners.get(n) is None and n in ("tool_search", "tool_call") for n in capture.names)
+                                  descriptions, via_search=[o for o in owners if o not in captured])
+    bridge = any(capture.owners.get(n) is None and n in BRIDGE_TOOLS for n in capture.names)
     return catalog.render(entries, bridge=bridge)
 
 
