@@ -316,9 +316,10 @@ def is_direct(agent: Any) -> bool:
 
 
 # -- the agent's surface --------------------------------------------------------------
-def capture(agent: Any) -> Capture:
-    tools = agent.tools
-    valid = agent.valid_tool_names
+def capture(agent: Any, tools: Any = None, valid: Any = None) -> Capture:
+    """The agent's surface (or ``tools``, a list standing in for it) as plain data."""
+    if tools is None:
+        tools, valid = agent.tools, agent.valid_tool_names
     names = tuple(tool_name(t) for t in (tools or []))
     deferred = deferred_by_owner(agent, names) if set(BRIDGE_TOOLS) & set(names) else {}
     return Capture(tools=tools, valid_tool_names=valid, names=names, owners=owners_for(names), deferred=deferred)
@@ -402,3 +403,21 @@ def hook_callback_timeout_s() -> float:
     if value < 0:
         value = 30.0
     return min(value, 600.0)
+
+
+def persist_pin(agent: Any, names: Iterable[str]) -> bool:
+    """Re-pin the session's tool names where the host pins them (current Hermes writes
+    ``agent.tools`` names to ``sessions.tool_names`` on every rebuild, which would pin our
+    narrowed list and our ``request_toolset``). Best-effort; False where there is no pin."""
+    if sys.modules.get("tools.mcp_tool_agent") is None:
+        return False
+    db = getattr(agent, "_session_db", None)
+    update = getattr(db, "update_session_tool_names", None)
+    session_id = getattr(agent, "session_id", None)
+    if update is None or not session_id:
+        return False
+    try:
+        update(session_id, list(names))
+        return True
+    except Exception:
+        return False

@@ -33,7 +33,7 @@ from .recovery import Recovery
 from .router import decide, with_floor
 from .session_state import FULL, ROUTED, SessionState, StateRegistry
 from .skill_router.sessions import SkillSessions
-from .surface import Capture
+from .surface import Capture, fold_onto, tool_name
 
 log = logging.getLogger("hermes_token_router")
 
@@ -56,6 +56,15 @@ def elapsed_ok(started: float, budget_s: Optional[float]) -> Callable[[], bool]:
         return lambda: True
     deadline = started + budget_s
     return lambda: time.monotonic() <= deadline
+
+
+def repin(state: SessionState) -> None:
+    """After a restore: where the host pins tool names per session, pin what the agent now
+    shows (the capture), so a resumed or rebuilt session never restores our narrowed list
+    or our ``request_toolset``."""
+    agent = state.agent
+    if agent is not None and agent.session_id == state.session_id:
+        host.persist_pin(agent, [tool_name(t) for t in agent.tools])
 
 
 def catalog_text(capture: Capture, blurbs: dict) -> str:
@@ -327,20 +336,28 @@ class RouterRuntime:
         """A routed session's later turn: keep, put back, or re-narrow a host rebuild (the
         rebuilt surface is captured and planned here, then committed by ``renarrow``)."""
         how = surface_mutation.reinstall(state, agent, still_valid, envelope, lock=host.surface_lock)
+        if how == surface_mutation.FOLDED:  # the host re-pinned its merge: pin the capture again
+            host.persist_pin(agent, state.capture.names)
         if how != surface_mutation.REBUILT:
             return how
-        fresh = host.capture(agent)
+        seen = agent.tools
+        folded, _ = fold_onto(state.capture, seen)
+        fresh = host.capture(agent, folded, {tool_name(t) for t in folded})
         text = catalog_text(fresh, self.blurbs)
         p = plan_on_host(fresh, state.loaded_toolsets, cfg, self.blurbs, catalog=text,
                          router_definition=state.router_definition if text == state.catalog_text else None,
                          extra_keep=state.keep)
-        return surface_mutation.renarrow(state, agent, p, still_valid, envelope, lock=host.surface_lock,
-                                         estimate=host.estimate_tokens)
+        how = surface_mutation.renarrow(state, agent, p, still_valid, envelope, lock=host.surface_lock,
+                                        estimate=host.estimate_tokens, seen=seen)
+        host.persist_pin(agent, fresh.names)
+        return how
 
     def _hand_back(self, state: SessionState, reason: str) -> None:
         """Router switched off: restore exactly once; retry next turn if it fails."""
         try:
             ok = surface_mutation.restore(state, lock=host.surface_lock)
+            if ok:
+                repin(state)
         except Exception as exc:
             ok = False
             log.warning("hermes-token-router: restore failed (%s); will retry next turn", type(exc).__name__)
@@ -392,6 +409,8 @@ class RouterRuntime:
         was_routed = state.narrowed
         try:
             ok = surface_mutation.restore(state, lock=host.surface_lock)
+            if ok:
+                repin(state)
         except Exception as exc:
             ok = False
             log.debug("hermes-token-router: restore raised %s", type(exc).__name__)

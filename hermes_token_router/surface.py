@@ -15,7 +15,7 @@ prompt cache hitting and the model's capabilities intact live here:
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Dict, FrozenSet, Iterable, List, Mapping, Optional, Tuple
+from typing import Any, Dict, FrozenSet, Iterable, List, Mapping, Optional, Sequence, Tuple
 
 ROUTER_TOOL = "request_toolset"
 # Hermes's tool_search bridge: the only way to deferred tools, never pruned.
@@ -108,3 +108,31 @@ def grow(current: FrozenSet[str], additions: Iterable[str], capture: Capture) ->
     captured = set(capture.names)
     new = tuple(n for n in capture.names if n in set(additions) and n not in current and n in captured)
     return (current | frozenset(new)), new
+
+
+def fold_onto(capture: Capture, rebuilt: Sequence[Any]) -> Tuple[List[dict], bool]:
+    """A host rebuild folded back onto the captured order: (tools, same as the capture).
+
+    Current Hermes merges every rebuild onto the live list (``tools/mcp_tool_agent.py``:
+    names keep their slot, missing ones are appended at the tail), so a narrowed session's
+    rebuild comes back as our narrowed order plus the pruned tools, our ``request_toolset``
+    copy included. What a host without the router would show is the *capture's* order with
+    the rebuild's definitions: captured names in captured order (the captured object kept
+    wherever the definition is unchanged, so the bytes are too), then the names that are new
+    to the host. The router's own tool is never taken from a rebuild.
+    """
+    fresh: Dict[str, Any] = {}
+    for item in rebuilt:
+        name = tool_name(item)
+        if name and name not in fresh:
+            fresh[name] = item
+    out: List[dict] = []
+    for item in capture.tools:
+        name = tool_name(item)
+        new = fresh.pop(name, None)
+        if new is None:
+            continue
+        out.append(item if name == ROUTER_TOOL or new is item or new == item else new)
+    out.extend(item for name, item in fresh.items() if name != ROUTER_TOOL)
+    same = len(out) == len(capture.tools) and all(a is b for a, b in zip(out, capture.tools))
+    return out, same

@@ -23,7 +23,8 @@ from typing import Any, Callable, ContextManager, Dict, FrozenSet, Iterable, Lis
 from . import admission, admission_state, catalog
 from .config import RouterConfig
 from .session_state import RESTORED, ROUTED, SessionState
-from .surface import BRIDGE_TOOLS, ROUTER_TOOL, Capture, grow, names_for_toolsets, select, tool_name, unprunable
+from .surface import (BRIDGE_TOOLS, ROUTER_TOOL, Capture, fold_onto, grow, names_for_toolsets, select, tool_name,
+                      unprunable)
 
 log = logging.getLogger("hermes_token_router")
 
@@ -184,32 +185,37 @@ def commit_route(state: SessionState, agent: Any, p: Plan, still_valid: Callable
     return True
 
 
-KEPT, REINSTALLED, REBUILT, RENARROWED = "kept", "reinstalled", "rebuilt", "renarrowed"
+KEPT, REINSTALLED, FOLDED, REBUILT, RENARROWED = "kept", "reinstalled", "folded", "rebuilt", "renarrowed"
 
 
 def reinstall(state: SessionState, agent: Any, still_valid: Callable[[], bool], envelope: Any = None, *,
               lock: Lock) -> str:
     """The sticky check of a routed session's later turn: ``kept`` (nothing to do),
-    ``reinstalled`` (our list was swapped for the capture and is put back) or ``rebuilt``
-    (the host rebuilt the surface: the caller captures and plans it, then ``renarrow``)."""
+    ``reinstalled`` (our list was swapped for the capture and is put back), ``folded`` (the
+    host rebuilt the *same* surface, e.g. current Hermes's between-turns merge of the pruned
+    tools back onto our list: our exact committed list goes back, so the bytes sent do not
+    change, and the caller re-pins the session) or ``rebuilt`` (the host's surface really
+    changed: the caller captures ``fold_onto(capture, agent.tools)``, plans it, ``renarrow``)."""
     with state.lock:
         if agent.tools is state.committed_tools and agent.valid_tool_names is state.committed_valid:
             return KEPT
-        if agent.tools is not state.capture.tools:
-            return REBUILT
+        seen = agent.tools
+    if seen is not state.capture.tools and not fold_onto(state.capture, seen)[1]:
+        return REBUILT
     with state.lock:
-        if not still_valid() or agent.tools is not state.capture.tools:
+        if not still_valid() or agent.tools is not seen or agent.session_id != state.session_id:
             raise Fenced("surface changed during reapply")
         _publish(agent, state, state.committed_tools, state.committed_valid, {},
                  lock=lock, captured=state.capture.names, envelope=envelope)
-    return REINSTALLED
+    return REINSTALLED if seen is state.capture.tools else FOLDED
 
 
 def renarrow(state: SessionState, agent: Any, p: Plan, still_valid: Callable[[], bool], envelope: Any = None, *,
-             lock: Lock, estimate: Estimate) -> str:
+             lock: Lock, estimate: Estimate, seen: Any = None) -> str:
     """A host-rebuilt surface (``p`` planned on the fresh capture with the session's keep
     set) becomes the new restore target and is narrowed again; a broader rebuilt surface
-    never becomes new authority: the plan is clamped to the bound admission."""
+    never becomes new authority: the plan is clamped to the bound admission. ``seen``: the
+    host's list the capture was folded from (default: the capture's own list)."""
     fresh = p.capture
     keep = p.keep
     tools = list(p.tools)
@@ -217,7 +223,7 @@ def renarrow(state: SessionState, agent: Any, p: Plan, still_valid: Callable[[],
         keep = admission.clamp(envelope, p.keep, fresh.owners) & frozenset(fresh.names)
         tools = select(fresh, keep, p.router_definition)
     with state.lock:
-        if not still_valid() or agent.tools is not fresh.tools or agent.session_id != state.session_id:
+        if not still_valid() or agent.tools is not seen or agent.session_id != state.session_id:
             raise Fenced("surface changed during re-narrowing")
         valid = _valid_names(tools)
         _publish(agent, state, tools, valid, {
@@ -281,7 +287,9 @@ def append_without_authority(agent: Any, session_id: str, definitions: Sequence[
 
 def restore(state: SessionState, still_valid: Callable[[], bool] = lambda: True, *, lock: Lock) -> bool:
     """Hand back the exact captured objects. True when the agent now shows the capture
-    (or is gone, or the host already replaced our surface with its own)."""
+    (or is gone, or the host already replaced our surface with its own). A host that merged
+    its rebuild onto our narrowed list (current Hermes) gets that rebuild folded back onto
+    the captured order, without our ``request_toolset``; the session pin is set to match."""
     with state.lock:
         if state.phase != ROUTED or state.capture is None:
             return True
@@ -295,8 +303,13 @@ def restore(state: SessionState, still_valid: Callable[[], bool] = lambda: True,
             apply_all_or_nothing([(agent, "tools", state.capture.tools),
                                   (agent, "valid_tool_names", state.capture.valid_tool_names)], lock=lock)
         elif agent.tools is not state.capture.tools:
-            log.debug("restore: session=%s surface was replaced by the host; left as the host set it",
-                      state.session_id)
+            tools, same = fold_onto(state.capture, agent.tools)
+            if any(tool_name(t) == ROUTER_TOOL for t in agent.tools) or same:
+                back = (state.capture.tools, state.capture.valid_tool_names) if same else (tools, _valid_names(tools))
+                apply_all_or_nothing([(agent, "tools", back[0]), (agent, "valid_tool_names", back[1])], lock=lock)
+            else:
+                log.debug("restore: session=%s surface was replaced by the host; left as the host set it",
+                          state.session_id)
         state.phase = RESTORED
         state.revision += 1
     return True

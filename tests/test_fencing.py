@@ -164,7 +164,8 @@ def test_session_end_during_sticky_rebuild_is_not_undone(slow_router, agent_fact
     sid = agent.session_id
     runtime.pre_llm_call(session_id=sid, user_message="read notes.md", platform="cli", agent=agent)
     assert runtime.states.get(sid).narrowed
-    fresh = list(runtime.states.get(sid).capture.tools)  # an MCP-style rebuild: a new full list
+    fresh = list(runtime.states.get(sid).capture.tools)  # an MCP-style rebuild: a new full list,
+    fresh[-1] = {**fresh[-1], "function": {**fresh[-1]["function"], "description": "changed"}}  # really changed
     agent.tools, agent.valid_tool_names = fresh, {t["function"]["name"] for t in fresh}
     rebuilt = surface(agent)
 
@@ -243,6 +244,7 @@ def test_late_expansion_after_host_replaced_the_surface_is_discarded(slow_router
     runtime.pre_llm_call(session_id=sid, user_message="read notes.md", platform="cli", agent=agent)
     state = runtime.states.get(sid)
     host_list = list(state.capture.tools)
+    runtime_capture = state.capture.tools
     agent.tools, agent.valid_tool_names = host_list, {t["function"]["name"] for t in host_list}
     replaced = surface(agent)
     runtime.recovery.post_api_request(session_id=sid, assistant_message=call(["terminal"]))
@@ -250,4 +252,5 @@ def test_late_expansion_after_host_replaced_the_surface_is_discarded(slow_router
     runtime.pre_llm_call(session_id=sid, user_message="next", platform="cli", agent=agent)
     assert "terminal" not in names(agent) and FILE_TOOLS <= names(agent)
     runtime.on_session_finalize(session_id=sid)
-    assert agent.tools is host_list
+    # the host's rebuild was the captured surface again: the exact capture goes back (same bytes)
+    assert agent.tools == host_list and agent.tools is runtime_capture

@@ -3,7 +3,8 @@
 * An MCP refresh (``tools.mcp_tool.refresh_agent_mcp_tools``, the function Hermes runs at
   the start of every turn when MCP tools exist, and on ``/reload-mcp``) publishes a fresh
   full ``agent.tools``; the next turn is narrowed again to the session's sticky surface,
-  recoveries included, and session end hands back the host's latest list.
+  recoveries included, and session end hands back the host's surface (the capture itself
+  when the rebuild shows the same definitions).
 * A real ``GatewayRunner`` that evicts and rebuilds a session's cached agent: the new
   ``AIAgent`` (same session id) gets the session's sticky surface on its first turn.
 """
@@ -52,9 +53,12 @@ def test_mcp_refresh_mid_session_is_renarrowed_next_turn(stub, file_sessions, ag
     turn2 = requests_with(stub, "turn two")[0]
     assert tool_names(turn2.tools) == sticky, "turn 2 did not get the sticky surface back"
     state = runtime.states.get(agent.session_id)
-    assert state.capture.tools is rebuilt  # the host's rebuild is the new restore target
+    # the rebuild shows the captured surface again (same definitions, same order): the exact
+    # capture stays the restore target, and the committed list is reinstalled byte for byte
+    captured = state.capture.tools
+    assert captured is not rebuilt and captured == rebuilt
     runtime.on_session_finalize(session_id=agent.session_id)
-    assert agent.tools is rebuilt
+    assert agent.tools is captured and agent.tools == rebuilt
 
 
 def test_reload_mcp_between_turns_in_a_gateway_style_loop_stays_sticky(stub, file_sessions, agent_factory, runtime):
