@@ -212,3 +212,27 @@ def hook_dispatch(request):
         yield dispatch
     finally:
         dispatch.uninstall()
+
+
+@pytest.fixture
+def vault_calls():
+    """A non-core (hence deferrable) tool ``htr_vault_open`` in toolset ``htr_vault``, registered
+    in the real registry for one test; yields the list of calls it received."""
+    import json
+
+    from tools.registry import registry
+
+    calls = []
+
+    def handler(args, **kw):
+        calls.append(args)
+        return json.dumps({"secret": "opened"})
+
+    schema = {"name": "htr_vault_open", "description": "Open the vault (protected test tool).",
+              "parameters": {"type": "object", "properties": {}, "required": []}}
+    registry.register(name="htr_vault_open", toolset="htr_vault", schema=schema, handler=handler,
+                      description="test-only protected tool")
+    try:
+        yield calls
+    finally:
+        registry.deregister("htr_vault_open")

@@ -5,7 +5,6 @@ guard is the one Hermes calls). Only the model is fake (the local stub).
 
 from __future__ import annotations
 
-import json
 import os
 import uuid
 from pathlib import Path
@@ -23,28 +22,6 @@ POLICY = {"schema_version": 1, "protected_toolsets": [VAULT_TOOLSET], "pinned_to
 
 
 # -- fixtures --------------------------------------------------------------------------
-@pytest.fixture
-def vault_calls():
-    """A non-core (hence deferrable) tool in a protected toolset, registered in the real
-    registry for the duration of one test."""
-    from tools.registry import registry
-
-    calls = []
-
-    def handler(args, **kw):
-        calls.append(args)
-        return json.dumps({"secret": "opened"})
-
-    schema = {"name": VAULT_TOOL, "description": "Open the vault (protected test tool).",
-              "parameters": {"type": "object", "properties": {}, "required": []}}
-    registry.register(name=VAULT_TOOL, toolset=VAULT_TOOLSET, schema=schema, handler=handler,
-                      description="test-only protected tool")
-    try:
-        yield calls
-    finally:
-        registry.deregister(VAULT_TOOL)
-
-
 @pytest.fixture
 def tool_search_on():
     """Turn Hermes's tool_search bridge on in this process's HERMES_HOME config."""

@@ -59,16 +59,9 @@ def upstream_defer_list(monkeypatch):
 
 
 @pytest.fixture
-def narrow_to_file(monkeypatch, plugin_module, router_config):
-    runtime_mod = plugin_module("runtime")
-    decision_mod = plugin_module("decision")
-
-    def fake_decide(text, cfg, available=(), **_):
-        return decision_mod.Decision(action="narrow", toolsets=("file",), intent="test", confidence=1.0,
-                                     source="rules", reason="test")
-
-    monkeypatch.setattr(runtime_mod, "decide", fake_decide)
-    router_config(enabled=True)
+def narrow_to_file(decide_file):
+    """The installed router decides ``file`` for every new session and is switched on."""
+    decide_file(enabled=True)
 
 
 def test_request_toolset_for_a_deferred_toolset_answers_with_the_tool_call_usage(

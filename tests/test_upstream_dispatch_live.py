@@ -12,7 +12,6 @@ the tool execution are the real Hermes 0.19.0; only the model is the local stub.
 from __future__ import annotations
 
 import asyncio
-import json
 import threading
 
 import pytest
@@ -21,8 +20,8 @@ from hermes_token_router.devtools.stub_llm import Reply
 
 FILE_TOOLS = {"read_file", "write_file", "patch", "search_files"}
 NOT_FILE = {"terminal", "delegate_task", "cronjob", "execute_code"}
-VAULT_TOOLSET = "htr_vault15"
-VAULT_TOOL = "htr_vault15_open"
+VAULT_TOOLSET = "htr_vault"  # the conftest ``vault_calls`` tool
+VAULT_TOOL = "htr_vault_open"
 
 
 def names(tools):
@@ -42,18 +41,9 @@ def ran_on_hook_threads(dispatch, hook: str) -> None:
 
 
 @pytest.fixture
-def narrow_to_file(monkeypatch, plugin_module, router_config):
-    """The installed router decides ``file`` for every new session (our classifier entry
-    point is replaced; Hermes is untouched) and is switched on."""
-    runtime_mod = plugin_module("runtime")
-    decision_mod = plugin_module("decision")
-
-    def fake_decide(text, cfg, available=(), **_):
-        return decision_mod.Decision(action="narrow", toolsets=("file",), intent="test", confidence=1.0,
-                                     source="rules", reason="test")
-
-    monkeypatch.setattr(runtime_mod, "decide", fake_decide)
-    router_config(enabled=True)
+def narrow_to_file(decide_file):
+    """The installed router decides ``file`` for every new session and is switched on."""
+    decide_file(enabled=True)
 
 
 def test_first_turn_is_narrowed(stub, narrow_to_file, agent_factory, runtime, hook_dispatch):
@@ -111,27 +101,6 @@ def test_ordinary_calls_pass_the_guard_and_an_internal_error_blocks_nothing(
         assert hook_dispatch.count("pre_tool_call", "blocked") == 0
         assert hook_dispatch.count("pre_tool_call", "ran") >= 2
         ran_on_hook_threads(hook_dispatch, "pre_tool_call")
-
-
-@pytest.fixture
-def vault_calls():
-    """A protected (non-core, so deferrable) tool registered for one test."""
-    from tools.registry import registry
-
-    calls = []
-
-    def handler(args, **kw):
-        calls.append(args)
-        return json.dumps({"secret": "opened"})
-
-    schema = {"name": VAULT_TOOL, "description": "Open the vault (protected test tool).",
-              "parameters": {"type": "object", "properties": {}, "required": []}}
-    registry.register(name=VAULT_TOOL, toolset=VAULT_TOOLSET, schema=schema, handler=handler,
-                      description="test-only protected tool")
-    try:
-        yield calls
-    finally:
-        registry.deregister(VAULT_TOOL)
 
 
 def test_guard_blocks_a_protected_bridge_call(stub, vault_calls, router_config, agent_factory, hook_dispatch,
