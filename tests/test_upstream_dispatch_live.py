@@ -219,3 +219,42 @@ def test_review_fork_never_binds_its_parent(stub, narrow_to_file, agent_factory,
     assert fork.tools is fork_tools
     assert runtime.states.get(parent.session_id) is state and state.agent is parent
     runtime.on_session_finalize(session_id=parent.session_id)
+
+
+def test_guard_answers_while_every_lock_it_could_wait_on_is_held(stub, vault_calls, router_config, agent_factory,
+                                                                  runtime, plugin_module):
+    """O(1) and no blocking lock: with the registry lock, the state registry lock, Hermes's
+    tools lock and the agent's admission-slot lock all held by another thread, the guard
+    still answers at once (upstream would fail the call closed if it waited past the timeout)."""
+    import time
+
+    from tools.mcp_tool import _agent_tools_lock
+    from tools.registry import registry
+
+    router_config(enabled=True)
+    agent = agent_factory(enabled_toolsets=["file", "skills"])
+    agent._hermes_token_router_admission = {"schema_version": 1, "protected_toolsets": [VAULT_TOOLSET],
+                                            "pinned_tool_names": []}
+    agent.run_conversation("read notes.md")
+    slot = plugin_module("admission").slot_of(agent)
+    assert slot is not None
+    held, release = threading.Event(), threading.Event()
+
+    def hold():
+        with registry._lock, runtime.states._lock, _agent_tools_lock, slot.lock:
+            held.set()
+            release.wait(10)
+
+    holder = threading.Thread(target=hold, daemon=True)
+    holder.start()
+    assert held.wait(5)
+    try:
+        started = time.monotonic()
+        blocked = runtime.pre_tool_call(tool_name=VAULT_TOOL, session_id=agent.session_id)
+        passed = runtime.pre_tool_call(tool_name="read_file", session_id=agent.session_id)
+        assert time.monotonic() - started < 1.0
+    finally:
+        release.set()
+        holder.join(10)
+    assert blocked is not None and blocked["action"] == "block"
+    assert passed is None
