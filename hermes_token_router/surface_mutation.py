@@ -223,7 +223,8 @@ def renarrow(state: SessionState, agent: Any, p: Plan, still_valid: Callable[[],
         keep = admission.clamp(envelope, p.keep, fresh.owners) & frozenset(fresh.names)
         tools = select(fresh, keep, p.router_definition)
     with state.lock:
-        if not still_valid() or agent.tools is not seen or agent.session_id != state.session_id:
+        if not still_valid() or agent.tools is not (fresh.tools if seen is None else seen) \
+                or agent.session_id != state.session_id:
             raise Fenced("surface changed during re-narrowing")
         valid = _valid_names(tools)
         _publish(agent, state, tools, valid, {

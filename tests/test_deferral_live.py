@@ -59,9 +59,9 @@ def upstream_defer_list(monkeypatch):
 
 
 @pytest.fixture
-def narrow_to_file(decide_file):
+def narrow_to_file(narrowing):
     """The installed router decides ``file`` for every new session and is switched on."""
-    decide_file(enabled=True)
+    narrowing(("file",))
 
 
 def test_request_toolset_for_a_deferred_toolset_answers_with_the_tool_call_usage(
@@ -75,13 +75,13 @@ def test_request_toolset_for_a_deferred_toolset_answers_with_the_tool_call_usage
     catalog = next(t["function"]["description"] for t in sent.tools if t["function"]["name"] == "request_toolset")
     assert "- todo (via tool_search)" in catalog
 
-    answer = json.loads(runtime.request_toolset({"toolsets": ["todo"]}, session_id=agent.session_id))
+    answer = json.loads(runtime.recovery.request_toolset({"toolsets": ["todo"]}, session_id=agent.session_id))
     assert answer["reason"] == "READY_VIA_TOOL_SEARCH", answer
     assert answer["via_tool_search"]["todo"] == {"tools": ["todo"],
                                                  "usage": ['tool_call({"name": "todo", "arguments": {...}})']}
     assert "unresolved" not in answer and "todo" not in agent.valid_tool_names
     # a deferred tool named directly, and a mix with a loadable toolset
-    mixed = json.loads(runtime.request_toolset({"toolsets": ["terminal", "session_search"]},
+    mixed = json.loads(runtime.recovery.request_toolset({"toolsets": ["terminal", "session_search"]},
                                                session_id=agent.session_id))
     assert mixed["reason"] == "READY" and "terminal" in mixed["added"]
     assert mixed["via_tool_search"]["session_search"]["tools"] == ["session_search"]
@@ -113,6 +113,6 @@ def test_without_host_deferral_nothing_changes(stub, narrow_to_file, agent_facto
     state = runtime.states.get(agent.session_id)
     assert state.capture.deferred == {}
     assert "via tool_search" not in state.catalog_text
-    answer = json.loads(runtime.request_toolset({"toolsets": ["no-such-toolset"]}, session_id=agent.session_id))
+    answer = json.loads(runtime.recovery.request_toolset({"toolsets": ["no-such-toolset"]}, session_id=agent.session_id))
     assert answer["reason"] == "UNKNOWN_TOOLSET" and "via_tool_search" not in answer
     runtime.on_session_finalize(session_id=agent.session_id)

@@ -84,9 +84,9 @@ def pinned_host(monkeypatch, tmp_path, runtime):
 
 
 def test_three_turns_with_a_merge_each_send_identical_bytes_and_the_pin_never_holds_the_router_tool(
-        stub, decide_file, pinned_host, agent_factory, runtime):
+        stub, narrowing, pinned_host, agent_factory, runtime):
     agents, pins, db = pinned_host
-    decide_file(enabled=True)
+    narrowing(("file",))
     agent = agent_factory(session_db=db)
     agents.append(agent)
     captured = agent.tools
@@ -113,14 +113,14 @@ def test_three_turns_with_a_merge_each_send_identical_bytes_and_the_pin_never_ho
     assert pins[-1] == (agent.session_id, [tool_name(t) for t in captured])
 
 
-def test_a_real_change_after_a_merge_is_folded_onto_the_captured_order(stub, decide_file, pinned_host,
+def test_a_real_change_after_a_merge_is_folded_onto_the_captured_order(stub, narrowing, pinned_host,
                                                                        agent_factory, runtime):
     """A tool new to the host (an MCP server that connected late) is appended after the
     captured order, the narrowed bytes do not move, and the restore target carries it."""
     from tools.registry import registry
 
     agents, pins, db = pinned_host
-    decide_file(enabled=True)
+    narrowing(("file",))
     from hermes_token_router.devtools import harness
 
     agent = agent_factory(session_db=db, enabled_toolsets=harness.cli_toolsets() + ["mcp-late"])

@@ -41,9 +41,9 @@ def ran_on_hook_threads(dispatch, hook: str) -> None:
 
 
 @pytest.fixture
-def narrow_to_file(decide_file):
+def narrow_to_file(narrowing):
     """The installed router decides ``file`` for every new session and is switched on."""
-    decide_file(enabled=True)
+    narrowing(("file",))
 
 
 def test_first_turn_is_narrowed(stub, narrow_to_file, agent_factory, runtime, hook_dispatch):
@@ -236,7 +236,7 @@ def test_guard_answers_while_every_lock_it_could_wait_on_is_held(stub, vault_cal
     agent._hermes_token_router_admission = {"schema_version": 1, "protected_toolsets": [VAULT_TOOLSET],
                                             "pinned_tool_names": []}
     agent.run_conversation("read notes.md")
-    slot = plugin_module("admission").slot_of(agent)
+    slot = plugin_module("admission_state").slot_of(agent)
     assert slot is not None
     held, release = threading.Event(), threading.Event()
 
@@ -250,8 +250,8 @@ def test_guard_answers_while_every_lock_it_could_wait_on_is_held(stub, vault_cal
     assert held.wait(5)
     try:
         started = time.monotonic()
-        blocked = runtime.pre_tool_call(tool_name=VAULT_TOOL, session_id=agent.session_id)
-        passed = runtime.pre_tool_call(tool_name="read_file", session_id=agent.session_id)
+        blocked = runtime.admission.pre_tool_call(tool_name=VAULT_TOOL, session_id=agent.session_id)
+        passed = runtime.admission.pre_tool_call(tool_name="read_file", session_id=agent.session_id)
         assert time.monotonic() - started < 1.0
     finally:
         release.set()
