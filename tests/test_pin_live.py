@@ -148,3 +148,50 @@ def test_a_real_change_after_a_merge_is_folded_onto_the_captured_order(stub, nar
     finally:
         registry.deregister("late_mcp_echo")
         model_tools._clear_tool_defs_cache()
+
+
+def restore_agent_tool_prefix(agent, saved_names, registry):
+    """Upstream's rebuild-after-eviction fold (same file): the saved order wins, a saved tool
+    missing from the fresh build is carried from the registry schema, new tools go last."""
+    fresh = {tool_name(t): t for t in agent.tools}
+
+    def saved_def(name):
+        if name in fresh:
+            return fresh[name]
+        entry = registry.get_entry(name)
+        return None if entry is None else {"type": "function", "function": {**entry.schema, "name": entry.name}}
+
+    saved = [d for d in map(saved_def, saved_names) if d is not None]
+    registered = {e.name for e in registry._snapshot_entries()}
+    merged = merge_preserving_prefix(saved, list(agent.tools), registered)
+    agent.tools, agent.valid_tool_names = merged, {tool_name(t) for t in merged}
+
+
+def test_an_agent_rebuilt_from_the_pin_is_narrowed_to_the_same_bytes(stub, narrowing, pinned_host, agent_factory,
+                                                                     runtime):
+    """A gateway evicts the agent; the rebuild folds its fresh build onto the session's pin.
+    The router re-pinned the capture's names, so the pin carries no ``request_toolset``
+    (upstream would resurrect it from the registry) and the rebuilt agent's first request
+    goes out with the session's exact narrowed bytes."""
+    from tools.registry import registry
+
+    agents, pins, db = pinned_host
+    narrowing(("file",))
+    old = agent_factory(session_db=db)
+    agents.append(old)
+    history = old.run_conversation("evict turn 0: read notes.md")["messages"]
+    history = old.run_conversation("evict turn 1: again", conversation_history=history)["messages"]
+    pinned = [names for sid, names in pins if sid == old.session_id][-1]
+    assert ROUTER_TOOL not in pinned
+
+    new = agent_factory(session_id=old.session_id, session_db=db)  # the gateway's rebuild
+    restore_agent_tool_prefix(new, pinned, registry)
+    assert ROUTER_TOOL not in {tool_name(t) for t in new.tools}
+    agents.append(new)
+    new.run_conversation("evict turn 2: and now?", conversation_history=history)
+    sent = [next(r for r in stub.chat_requests() if r.tools and f"evict turn {n}" in str(r.body.get("messages")))
+            for n in range(3)]
+    assert sent[2].tools_json == sent[1].tools_json == sent[0].tools_json
+    assert runtime.states.get(old.session_id).agent is new
+    runtime.on_session_finalize(session_id=new.session_id)
+    assert ROUTER_TOOL not in {tool_name(t) for t in new.tools}
