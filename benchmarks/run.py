@@ -12,6 +12,7 @@ it measures memory, not routing). Exits 1 when a gate fails. Definitions:
 docs/rules.md#benchmark.
 
     python benchmarks/run.py [--corpus FILE_OR_DIR] [--no-learned] [--json OUT] [--chart PNG]
+    python benchmarks/run.py --profile heavy [--corpus corpus/heavy/requests.jsonl]
 """
 
 from __future__ import annotations
@@ -367,6 +368,9 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     ap.add_argument("--gates", choices=("dev", "blind"), default=None,
                     help="which gates a --corpus run applies (default: blind for files under a blind/ folder)")
     ap.add_argument("--no-learned", action="store_true", help="rules only (skip the learned second opinion)")
+    ap.add_argument("--profile", choices=("cli", "heavy"), default="cli",
+                    help="heavy: four MCP integrations, tool_search off and auto (benchmarks/heavy.py; "
+                         "default corpus corpus/heavy/)")
     ap.add_argument("--json", type=Path, help="write the full results here")
     ap.add_argument("--chart", type=Path, default=ROOT / "benchmarks" / "out" / "routing.png")
     ap.add_argument("--no-chart", action="store_true")
@@ -374,6 +378,10 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
                     help="confidence the core needs to narrow (default: the config default)")
     ap.add_argument("--repeats", type=int, default=LATENCY_REPEATS, help="timed classifications per record")
     args = ap.parse_args(argv)
+    if args.profile == "heavy":
+        from heavy import DEFAULT_CORPUS, run as run_heavy  # benchmarks/heavy.py
+
+        return run_heavy(args.corpus or DEFAULT_CORPUS, max(1, args.repeats), args.json)
 
     from hermes_token_router.config import RouterConfig
     from hermes_token_router.rules import default_rules

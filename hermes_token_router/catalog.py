@@ -93,6 +93,61 @@ def render(entries: Sequence[CatalogEntry], *, bridge: bool) -> str:
     return "\n".join(lines)
 
 
+DYNAMIC_BUDGET_CHARS = 800  # all dynamic toolsets' tool lists together (about 200 tokens)
+DYNAMIC_MIN_CHARS = 90
+
+
+def tools_blurb(tools: Sequence[str], budget: int, rank: Mapping[str, float] = {}) -> str:
+    """What a dynamic toolset offers, as its tool names within ``budget`` characters: all of
+    them when they fit, else the most distinctive (highest ``rank``) in their own order and
+    a count, so "what can you do with GitHub?" has an answer and the model knows the name."""
+    names = list(dict.fromkeys(tools))
+    if not names:
+        return ""
+    text = "tools: " + ", ".join(names)
+    if len(text) <= budget:
+        return text
+    order = sorted(range(len(names)), key=lambda i: (-rank.get(names[i], 0.0), i))
+    chosen: set = set()
+    for i in order:
+        trial = chosen | {i}
+        shown = [names[j] for j in sorted(trial)]
+        more = len(names) - len(shown)
+        if len(f"{len(names)} tools, e.g. " + ", ".join(shown) + f" (+{more} more)") > budget:
+            break
+        chosen = trial
+    shown = [names[j] for j in sorted(chosen)]
+    return f"{len(names)} tools, e.g. " + ", ".join(shown) + f" (+{len(names) - len(shown)} more)"
+
+
+def distinctiveness(tools_by_toolset: Mapping[str, Sequence[str]]) -> Dict[str, Dict[str, float]]:
+    """Per toolset, each tool name's share of words no other toolset's tool names use
+    (``create_database_item`` says more about Notion than ``add_comment``)."""
+    def words(name: str) -> set:
+        return {w for w in name.lower().replace("-", "_").split("_") if w}
+
+    df: Dict[str, int] = {}
+    for tools in tools_by_toolset.values():
+        for w in set().union(*(words(t) for t in tools)) if tools else ():
+            df[w] = df.get(w, 0) + 1
+    out: Dict[str, Dict[str, float]] = {}
+    for ts, tools in tools_by_toolset.items():
+        out[ts] = {t: sum(1.0 / df[w] for w in words(t)) / max(1, len(words(t))) + 0.01 * len(words(t))
+                   for t in tools}
+    return out
+
+
+def dynamic_blurbs(tools_by_toolset: Mapping[str, Sequence[str]],
+                   budget: int = DYNAMIC_BUDGET_CHARS) -> Dict[str, str]:
+    """One tool-list blurb per dynamic toolset, sharing ``budget`` in proportion to size."""
+    if not tools_by_toolset:
+        return {}
+    rank = distinctiveness(tools_by_toolset)
+    total = sum(len(", ".join(t)) + 8 for t in tools_by_toolset.values()) or 1
+    return {ts: tools_blurb(tools, max(DYNAMIC_MIN_CHARS, budget * (len(", ".join(tools)) + 8) // total), rank[ts])
+            for ts, tools in tools_by_toolset.items()}
+
+
 def router_definition(catalog_text: str) -> dict:
     """The session-local ``request_toolset`` definition (a new dict: the registry's is shared)."""
     return {

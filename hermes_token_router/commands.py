@@ -103,6 +103,10 @@ def session_lines(state: Optional[SessionState], agent: Any) -> List[str]:
     captured = len(state.capture.names) if state.capture is not None else len(agent.tools or [])
     if state.phase == ROUTED:
         out.append(f"    loaded toolsets: {', '.join(state.loaded_toolsets) or '(floor only)'}")
+        if state.dynamic_toolsets:
+            routed = [t for t in state.loaded_toolsets if t in state.dynamic_toolsets]
+            out.append(f"    dynamic toolsets routed: {', '.join(routed) or 'none'} "
+                       f"(of {', '.join(state.dynamic_toolsets)})")
         out.append(f"    tools: {len(state.committed_tools or [])} shown of {captured} captured")
     elif state.phase == RESTORED:
         out.append(f"    restored: full surface, {captured} tools handed back; stays full until the session ends")

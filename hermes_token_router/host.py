@@ -260,6 +260,51 @@ def toolset_descriptions(names: Iterable[str]) -> Dict[str, str]:
     return out
 
 
+MCP_PREFIX = "mcp-"
+
+
+def is_dynamic_toolset(name: Optional[str]) -> bool:
+    """An MCP server's or a plugin's toolset: registered at run time, in no static table."""
+    if not name or name == "router":
+        return False
+    if name.startswith(MCP_PREFIX):
+        return True
+    import toolsets as hermes_toolsets
+
+    return name not in hermes_toolsets.TOOLSETS
+
+
+def short_tool_name(name: str, toolset: str) -> str:
+    """``mcp__github__list_pull_requests`` -> ``list_pull_requests`` (the name users and the
+    integration's docs use); plugin tool names are already short."""
+    if toolset.startswith(MCP_PREFIX) and name.startswith("mcp__"):
+        parts = name.split("__", 2)
+        return parts[2] if len(parts) == 3 else name
+    return name
+
+
+def dynamic_toolsets(agent: Any) -> List[Any]:
+    """Every dynamic toolset the agent may use, deferred ones included (with tool_search
+    active their schemas are behind the bridge, but the session can still use them): read
+    from Hermes's own un-deferred definitions for the agent's enabled toolsets."""
+    import model_tools
+
+    from .dynamic_index import DynamicToolset
+
+    defs = model_tools.get_tool_definitions(enabled_toolsets=getattr(agent, "enabled_toolsets", None),
+                                            disabled_toolsets=getattr(agent, "disabled_toolsets", None),
+                                            quiet_mode=True, skip_tool_search_assembly=True) or []
+    grouped: Dict[str, List[Tuple[str, str]]] = {}
+    for d in defs:
+        name = tool_name(d)
+        owner = owner_of(name)
+        if is_dynamic_toolset(owner):
+            fn = d.get("function", d)
+            grouped.setdefault(owner, []).append((short_tool_name(name, owner), str(fn.get("description") or "")))
+    return [DynamicToolset(ts, ts[len(MCP_PREFIX):] if ts.startswith(MCP_PREFIX) else ts, tuple(tools))
+            for ts, tools in grouped.items()]
+
+
 def available_by_owner(owners: Iterable[str]) -> Dict[str, Tuple[str, ...]]:
     """Tools of each toolset that pass Hermes's availability checks on this machine."""
     from tools.registry import registry

@@ -79,6 +79,8 @@ def resolve(state: SessionState, requested: Sequence[str], *, static: Mapping[st
     owners = cap.owner_order()
     by_fold = {o.casefold(): o for o in owners}
     captured = set(cap.names)
+    short_owner = {"__" + n.rsplit("__", 1)[1]: cap.owners[n] for n in reversed(cap.names)
+                   if n.startswith("mcp__") and n.count("__") >= 2 and cap.owners.get(n)}
     for raw in requested:
         if not isinstance(raw, str) or not raw.strip():
             out.per_request[str(raw)] = UNKNOWN_TOOLSET
@@ -98,6 +100,9 @@ def resolve(state: SessionState, requested: Sequence[str], *, static: Mapping[st
             owner = cap.owners.get(name)
             toolset = owner or name
             members = cap.tools_of(owner) if owner else (name,)
+        elif "__" + name in short_owner:  # a dynamic tool's short name, as the catalog lists it
+            toolset = short_owner["__" + name]
+            members = cap.tools_of(toolset)
         if toolset is None and deferred_for(cap, name):
             out.per_request[name] = READY_VIA_TOOL_SEARCH
             out.deferred[name] = deferred_for(cap, name)

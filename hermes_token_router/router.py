@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import logging
 import time
-from typing import Callable, Optional, Sequence, Tuple
+from typing import Any, Callable, Optional, Sequence, Tuple
 
 from .config import RouterConfig
 from .decision import Decision, full_surface
@@ -36,9 +36,12 @@ def _model_classify(text: str, toolsets: Sequence[Tuple[str, str]], cfg: RouterC
 
 def decide(text: str, cfg: RouterConfig, toolsets: Sequence[Tuple[str, str]] = (), *,
            rules: Optional[Classify] = None,
-           model: Optional[Callable[[str, Sequence[Tuple[str, str]], RouterConfig], Decision]] = None) -> Decision:
+           model: Optional[Callable[[str, Sequence[Tuple[str, str]], RouterConfig], Decision]] = None,
+           dynamic: Optional[Callable[[str], Sequence[Any]]] = None) -> Decision:
     """Decide the first-turn surface. Raises only on programming errors in a classifier;
-    the hook layer turns those into a full surface and one warning."""
+    the hook layer turns those into a full surface and one warning. ``dynamic`` is the
+    session's dynamic-toolset matcher (``DynamicIndex.match``), composed with the built-in
+    decision by ``dynamic_route.compose``."""
     started = time.perf_counter()
     if not (text or "").strip():
         return full_surface("empty_message")
@@ -55,6 +58,11 @@ def decide(text: str, cfg: RouterConfig, toolsets: Sequence[Tuple[str, str]] = (
                                     confidence=decision.confidence)
     if decision is None:
         decision = full_surface("no_classifier_enabled")
+    if dynamic is not None:
+        from .dynamic_route import compose, wanted
+
+        if wanted(decision):
+            decision = compose(decision, dynamic(text), text)
     elapsed_ms = (time.perf_counter() - started) * 1000.0
     return decision if decision.latency_ms else decision.with_latency(elapsed_ms)
 

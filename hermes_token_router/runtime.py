@@ -19,7 +19,7 @@ import time
 import weakref
 from typing import Any, Callable, Dict, Iterable, Optional, Sequence, Tuple
 
-from . import admission, admission_state, host, surface_mutation
+from . import admission, admission_state, dynamic_binding, host, surface_mutation
 from .admission_state import AdmissionBinding
 from .catalog import load_blurbs
 from .config import ConfigStore, RouterConfig, env_enabled, resolve_profile_name
@@ -70,8 +70,10 @@ def repin(state: SessionState) -> None:
 def catalog_text(capture: Capture, blurbs: dict) -> str:
     """The session's capability catalog, with the host's availability and descriptions."""
     owners = surface_mutation.catalog_owners(capture)
+    dynamic = {o: [host.short_tool_name(n, o) for n in capture.tools_of(o)] for o in owners
+               if capture.tools_of(o) and host.is_dynamic_toolset(o)}
     return surface_mutation.build_catalog(capture, blurbs, host.available_by_owner(owners),
-                                          host.toolset_descriptions(owners))
+                                          host.toolset_descriptions(owners), dynamic)
 
 
 def plan_on_host(capture: Capture, toolsets: Sequence[str], cfg: RouterConfig, blurbs: dict, *,
@@ -270,6 +272,7 @@ class RouterRuntime:
         capture = host.capture(agent)
         available = [(o, self.blurbs.get(o, "")) for o in capture.owner_order() if o != surface_mutation.ROUTER_TOOLSET]
         remembered = self.states.recall(session_id)
+        index = None
         if envelope is not None and (not admission.may_prune(envelope) or envelope.names != capture.names):
             decision = full_surface("admission:" + (envelope.why_full or "capture_changed"))
         elif remembered is not None:  # the session's agent was collected and rebuilt: same surface
@@ -279,13 +282,16 @@ class RouterRuntime:
             decision = full_surface("rules:invalid")
         else:
             try:
-                decision = decide(text, cfg, available)
+                index = dynamic_binding.index_for_agent(agent, capture)
+                decision = decide(text, cfg, available, dynamic=index.match if index is not None else None)
             except Exception as exc:
                 log.warning("hermes-token-router: classification failed (%s: %s); keeping the full tool surface",
                             type(exc).__name__, exc)
                 decision = full_surface(f"error:{type(exc).__name__}")
         state = self.states.put(SessionState(session_id=session_id, profile=profile,
-                                             agent_ref=weakref.ref(agent), phase=FULL, decision=decision), agent)
+                                             agent_ref=weakref.ref(agent), phase=FULL, decision=decision,
+                                             dynamic_toolsets=index.toolsets if index is not None
+                                             else dynamic_binding.dynamic_names(capture)), agent)
         if state.decision is not decision:  # another thread routed this session first
             return
         if ticket is not None and ticket.ended:  # the session ended while we classified
@@ -351,6 +357,7 @@ class RouterRuntime:
                                         estimate=host.estimate_tokens, seen=seen)
         host.persist_pin(agent, fresh.names)
         return how
+
 
     def _hand_back(self, state: SessionState, reason: str) -> None:
         """Router switched off: restore exactly once; retry next turn if it fails."""

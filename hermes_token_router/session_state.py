@@ -46,6 +46,7 @@ class SessionState:
     tokens_saved_total: int = 0
     restore_failures: int = 0
     skills_injected: List[str] = field(default_factory=list)
+    dynamic_toolsets: Tuple[str, ...] = ()  # MCP/plugin toolsets this session could use (bind time)
     started_at: float = field(default_factory=time.time)
     finalizer: Any = field(default=None, repr=False)
     ledger_mark: Tuple[int, int, int] = (0, 0, 0)  # (requests, tokens saved, recoveries) already written

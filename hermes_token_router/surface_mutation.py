@@ -70,13 +70,14 @@ def catalog_owners(capture: Capture) -> List[str]:
 
 
 def build_catalog(capture: Capture, blurbs: dict, available: Mapping[str, Tuple[str, ...]],
-                  descriptions: Mapping[str, str]) -> str:
+                  descriptions: Mapping[str, str], dynamic: Mapping[str, Sequence[str]] = {}) -> str:
     """``available``/``descriptions``: the host's answers for ``catalog_owners(capture)``.
-    Deferred toolsets are marked, so the model reaches them through ``tool_call``."""
+    Deferred toolsets are marked, so the model reaches them through ``tool_call``.
+    ``dynamic``: each captured MCP/plugin toolset's short tool names (listed instead of a blurb)."""
     owners = catalog_owners(capture)
     captured = set(capture.owner_order())
-    entries = catalog.entries_for(owners, {o: capture.tools_of(o) for o in owners}, available, blurbs,
-                                  descriptions, via_search=[o for o in owners if o not in captured])
+    entries = catalog.entries_for(owners, {o: capture.tools_of(o) for o in owners}, available,
+                                  {**blurbs, **catalog.dynamic_blurbs(dynamic)}, descriptions, via_search=[o for o in owners if o not in captured])
     bridge = any(capture.owners.get(n) is None and n in BRIDGE_TOOLS for n in capture.names)
     return catalog.render(entries, bridge=bridge)
 

@@ -1,0 +1,172 @@
+"""The dynamic-toolset index and its composition with the built-in route, on the heavy
+fixture's own tool specs (github 20 tools, notion 12, linear 10, slack 8)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from hermes_token_router import catalog, dynamic_index
+from hermes_token_router.decision import Decision, full_surface
+from hermes_token_router.dynamic_index import DynamicToolset, index_for, vocabulary
+from hermes_token_router.dynamic_route import compose
+from hermes_token_router.paths import shipped
+from hermes_token_router.rules import default_rules
+
+SPECS = Path(__file__).parent / "fixtures" / "heavy" / "servers.json"
+BUILTIN = ("read_file", "write_file", "patch", "search_files", "terminal", "process", "todo", "memory",
+           "skill_view", "skills_list", "skill_manage", "session_search", "delegate_task", "execute_code",
+           "vision_analyze", "clarify", "cronjob")
+
+
+def toolsets():
+    return [DynamicToolset("mcp-" + s["name"], s["name"], tuple((t["name"], t["description"]) for t in s["tools"]))
+            for s in json.loads(SPECS.read_text(encoding="utf-8"))]
+
+
+@pytest.fixture(scope="module")
+def index():
+    return index_for(toolsets(), vocabulary(shipped("policy") / "dynamic.yaml"),
+                     dynamic_index.builtin_vocabulary(BUILTIN))
+
+
+def strong(index, text):
+    return {m.toolset for m in index.match(text) if m.strong}
+
+
+def route(index, text):
+    return compose(default_rules().classify(text), index.match(text), text)
+
+
+def test_the_issue_requests(index):
+    only = route(index, "list the open pull requests on github for acme/api and tell me which one is oldest")
+    assert only.narrows and only.toolsets == ("mcp-github",)
+    both = route(index, "read ./notes.md and then open a github issue in acme/api summarising it")
+    assert both.narrows and {"file", "mcp-github"} <= set(both.toolsets)
+    file_only = route(index, "read ./notes.md and summarise it")
+    assert file_only.narrows and not any(t.startswith("mcp-") for t in file_only.toolsets)
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("post 'deploy finished' to #eng on slack", {"mcp-slack"}),
+    ("find the notion page for the Q3 roadmap", {"mcp-notion"}),
+    ("create a Linear ticket for the login timeout", {"mcp-linear"}),
+    ("what changed in PR #482 on acme/web?", {"mcp-github"}),
+    ("在github上列出acme/api所有未合并的拉取请求", {"mcp-github"}),
+    ("往 Notion 的招聘数据库里加一行", {"mcp-notion"}),
+    ("把部署完成的消息发到 Slack 的 #eng 频道", {"mcp-slack"}),
+])
+def test_naming_an_integration_or_its_things_routes_to_it(index, text, expected):
+    assert strong(index, text) == expected
+
+
+@pytest.mark.parametrize("text", [
+    "fit a model using linear interpolation",
+    "cut me some slack, how do list comprehensions work?",
+    "I have no notion of how this works",
+    "read ./notes.md and summarise it",
+    "search the files for TODO comments",
+])
+def test_ordinary_words_are_not_integrations(index, text):
+    assert not strong(index, text)
+
+
+def test_a_named_integration_explains_words_it_shares(index):
+    # "issue" is a github word too, but the request names Linear.
+    assert {m.toolset for m in index.match("create a Linear ticket for the login bug")} == {"mcp-linear"}
+    assert {m.toolset for m in index.match("open a new issue about the crash")} >= {"mcp-github", "mcp-linear"}
+
+
+def test_compose_rules():
+    from hermes_token_router.dynamic_index import Match
+
+    gh = (Match("mcp-github", 4.0, True, ("name",)),)
+    weak = (Match("mcp-github", 1.0, False, ("commit",)),)
+    narrow = Decision("narrow", ("file",), "file", 0.95, "rules", "matched file")
+    assert compose(narrow, gh).toolsets == ("file", "mcp-github")
+    assert compose(narrow, weak).toolsets == ("file", "mcp-github")
+    assert compose(full_surface("no_rule_matched", source="rules"), gh).toolsets == ("mcp-github",)
+    # A weak match never narrows an abstention; the guards' abstentions always stay full.
+    assert not compose(full_surface("no_rule_matched", source="rules"), weak).narrows
+    for reason in ("negated", "vague", "long_message", "rules_below_threshold:x:0.5", "admission:x"):
+        assert not compose(full_surface(reason, source="rules"), gh).narrows
+    assert compose(narrow, ()) is narrow
+
+
+def test_index_is_cached_per_surface_fingerprint(index):
+    vocab = vocabulary(shipped("policy") / "dynamic.yaml")
+    again = index_for(toolsets(), vocab, dynamic_index.builtin_vocabulary(BUILTIN))
+    assert again is index
+    fewer = index_for(toolsets()[:2], vocab, dynamic_index.builtin_vocabulary(BUILTIN))
+    assert fewer is not index and set(fewer.toolsets) == {"mcp-github", "mcp-notion"}
+
+
+def test_builtin_tool_words_are_never_evidence():
+    vocab = vocabulary(shipped("policy") / "dynamic.yaml")
+    plugin = [DynamicToolset("acme_files", "acme_files", (("read_file_fast", "Read a file"), ("ledger_balance", "x")))]
+    idx = index_for(plugin, vocab, dynamic_index.builtin_vocabulary(BUILTIN))
+    assert not idx.match("read the file notes.md")
+    assert strong(idx, "what is my ledger balance in acme files")
+
+
+def test_catalog_lists_an_integrations_tools_within_budget():
+    tools = [t for _, t in toolsets()[0].tools]
+    names = [t[0] for t in toolsets()[0].tools]
+    assert tools  # descriptions present
+    text = catalog.tools_blurb(names, 200, catalog.distinctiveness({"g": names, "n": ["add_comment"]})["g"])
+    assert len(text) <= 200 and text.startswith("20 tools, e.g. ") and "more)" in text
+    short = catalog.tools_blurb(["post_message", "add_reaction"], 200)
+    assert short == "tools: post_message, add_reaction"
+    blurbs = catalog.dynamic_blurbs({ts.name: [t[0] for t in ts.tools] for ts in toolsets()})
+    assert sum(len(b) for b in blurbs.values()) <= catalog.DYNAMIC_BUDGET_CHARS + 4 * 10
+    assert "pull_request" in blurbs["mcp-github"]
+
+
+def test_integration_only_narrowing_keeps_a_local_path_the_rules_missed(index):
+    d = route(index, "read the error log in ./logs/app.log and file a linear ticket with the stack trace")
+    assert d.narrows and {"file", "mcp-linear"} <= set(d.toolsets)
+
+
+def test_router_status_shows_the_routed_dynamic_toolsets():
+    import weakref
+
+    from hermes_token_router.commands import session_lines
+    from hermes_token_router.session_state import ROUTED, SessionState
+
+    class Agent:
+        session_id = "s1"
+        tools = []
+
+    agent = Agent()
+    decision = Decision("narrow", ("mcp-github",), "dynamic", 0.95, "rules", "integration only")
+    state = SessionState(session_id="s1", profile="default", agent_ref=weakref.ref(agent), phase=ROUTED,
+                         decision=decision, loaded_toolsets=("mcp-github",),
+                         dynamic_toolsets=("mcp-github", "mcp-slack"))
+    text = "\n".join(session_lines(state, agent))
+    assert "dynamic toolsets routed: mcp-github (of mcp-github, mcp-slack)" in text
+
+
+def test_request_toolset_accepts_a_dynamic_tools_short_name_from_the_catalog():
+    import weakref
+
+    from hermes_token_router.recovery import resolve
+    from hermes_token_router.session_state import ROUTED, SessionState
+    from hermes_token_router.surface import Capture
+
+    names = ("read_file", "mcp__github__create_issue", "mcp__github__list_issues", "mcp__linear__create_issue")
+    owners = {"read_file": "file", "mcp__github__create_issue": "mcp-github", "mcp__github__list_issues": "mcp-github",
+              "mcp__linear__create_issue": "mcp-linear"}
+    cap = Capture(tools=[{"type": "function", "function": {"name": n}} for n in names], valid_tool_names=set(names),
+                  names=names, owners=owners)
+
+    class Agent:
+        session_id = "s1"
+
+    agent = Agent()
+    state = SessionState(session_id="s1", profile="default", agent_ref=weakref.ref(agent), phase=ROUTED,
+                         decision=full_surface("x"), capture=cap)
+    res = resolve(state, ["list_issues"])
+    assert res.toolsets == ["mcp-github"] and set(res.names) == {"mcp__github__create_issue", "mcp__github__list_issues"}
+    assert resolve(state, ["create_issue"]).toolsets == ["mcp-github"]  # ambiguous: the first in captured order
