@@ -33,8 +33,11 @@ from typing import Dict, FrozenSet, Iterable, List, Mapping, Optional, Sequence,
 
 import yaml
 
+from .dynamic_shapes import WEIGHT, shapes_in, shapes_of
+
 NAME, PHRASE, TERM, DESC = 2.0, 2.0, 1.0, 0.5
 STRONG, WEAK = 2.0, 1.0
+SHAPE = "shape:"
 NEAR = 3  # words between an integration's name and one of its terms that still corroborate it
 _CACHE_MAX = 32
 
@@ -60,6 +63,7 @@ class Vocabulary:
     generic: FrozenSet[str]
     lead_in: FrozenSet[str]
     verbs: FrozenSet[str]
+    not_identifiers: FrozenSet[str] = frozenset()
 
     @classmethod
     def load(cls, path: Path) -> "Vocabulary":
@@ -76,7 +80,8 @@ class Vocabulary:
             return frozenset(stem(normalize(str(w))) for w in (data.get(key) or ()))
 
         return cls(table("synonyms"), table("zh"), words("generic"), frozenset(
-            normalize(str(w)) for w in (data.get("lead_in") or ())), words("verbs"))
+            normalize(str(w)) for w in (data.get("lead_in") or ())), words("verbs"),
+            frozenset(normalize(str(w)) for w in (data.get("not_identifiers") or ())))
 
 
 @dataclass(frozen=True)
@@ -124,6 +129,7 @@ class DynamicIndex:
         self._phrases: Dict[Tuple[str, str], Set[str]] = {}
         self._cjk: Dict[str, Dict[str, float]] = {}
         self._own: Dict[str, Set[str]] = {}
+        self._shapes: Dict[str, Set[str]] = {}  # shape kind -> toolsets whose descriptions show it
         for ts in toolsets:
             for word in split_identifier(ts.label or ts.name):
                 if word not in ("mcp", "plugin", "server") and word not in ignore and len(word) > 1:
@@ -144,6 +150,8 @@ class DynamicIndex:
                     if a not in ignore or b not in ignore:
                         self._phrases.setdefault((a, b), set()).add(ts.name)
                         own.update((a, b))
+                for kind in shapes_of(description or ""):
+                    self._shapes.setdefault(kind, set()).add(ts.name)
                 for w in _WORD.findall(normalize(description or "")):
                     if _CJK.match(w):
                         for bg in bigrams(w):
@@ -213,9 +221,13 @@ class DynamicIndex:
         words, grams = self._words(text)
         keys = self._keys
         hits = [(i, w) for i, w in enumerate(words) if w in keys]
-        if not hits and not (grams and self._cjk):
+        shapes = shapes_in(original or text, self._shapes, self._vocab.not_identifiers) if self._shapes else {}
+        if not hits and not shapes and not (grams and self._cjk):
             return ()
         evidence: Dict[str, List[str]] = {}
+        for kind in shapes:
+            for toolset in self._shapes[kind]:
+                evidence.setdefault(toolset, []).append(SHAPE + kind)
         seen: Set[str] = set()
         last = len(words) - 1
         for i, word in hits:
@@ -234,16 +246,18 @@ class DynamicIndex:
         named = self._named(words, hits, original or text)
         for toolset, corroborated in named.items():
             evidence.setdefault(toolset, []).append("name" if corroborated else "name?")
-        # A named integration explains its own words: another integration sharing only those
-        # words ("issue" in a Linear request) is not asked for.
-        explained = set().union(*(self._own[t] for t, c in named.items() if c)) if any(named.values()) else set()
+        # An integration the request clearly points at (its name, a phrase, a shape or a word
+        # only it has) explains its own words: another one sharing only those words ("issue"
+        # in "a Linear ticket", "comment" in "comment on acme/api#77") is not asked for.
+        anchored = {t for t, why in evidence.items() if self._anchored(t, why, named)}
+        explained = set().union(*(self._own[t] for t in anchored)) if anchored else set()
         out = []
         for toolset, why in evidence.items():
-            if toolset not in named and explained:
+            if toolset not in anchored and explained:
                 why = [e for e in why if not set(e.split()) <= explained]
             weights = [self._weight(toolset, e) for e in why]
             # Description words rank a match but never make one: they are too ordinary alone.
-            core = sum(w for w, e in zip(weights, why) if w > DESC or e in ("name", "name?"))
+            core = sum(w for w, e in zip(weights, why) if w > DESC or e in ("name", "name?") or e.startswith(SHAPE))
             if core < WEAK:
                 continue
             strong = core >= STRONG or named.get(toolset, False)
@@ -251,7 +265,20 @@ class DynamicIndex:
         out.sort(key=lambda m: (-m.strong, -m.score, m.toolset))
         return tuple(out)
 
+    def _anchored(self, toolset: str, why: List[str], named: Dict[str, bool]) -> bool:
+        if named.get(toolset):
+            return True
+        for e in why:
+            if " " in e or e.startswith(SHAPE):
+                return True
+            slot = self._terms.get(e)
+            if slot is not None and slot.get(toolset) == TERM and len(slot) == 1:
+                return True
+        return False
+
     def _weight(self, toolset: str, why: str) -> float:
+        if why.startswith(SHAPE):
+            return WEIGHT[why[len(SHAPE):]]
         if why == "name":
             return NAME
         if why == "name?":

@@ -20,9 +20,12 @@ from .dynamic_index import Match
 # Abstentions that only mean "no built-in toolset was asked for".
 ROUTABLE_FULL = ("no_rule_matched", "question", "near_miss:", "no_classifier_enabled")
 CONFIDENCE = 0.95
-# A local path ("./logs/app.log", "~/notes", "../x") in an integration-only request is a
-# local file the rules did not recognise: narrowing to the integration alone would lose it.
-LOCAL_PATH = re.compile(r"(?:^|[\s'\"`(])(?:\.{1,2}|~)/[^\s]+|(?:^|\s)/(?:[\w.-]+/)+[\w.-]+")
+# A local path ("./logs/app.log", "~/notes", "../x") or a plain "local"/"本地" in an
+# integration-only request is a local file the rules did not recognise: narrowing to the
+# integration alone would lose it.
+LOCAL_PATH = re.compile(r"(?:^|[\s'\"`(])(?:\.{1,2}|~)/[^\s]+|(?:^|\s)/(?:[\w.-]+/)+[\w.-]+"
+                        r"|\blocal(?:ly)? (?:file|folder|dir|directory|disk|copy|repo|checkout)s?\b"
+                        r"|\b(?:to|on|in) my (?:machine|laptop|desktop|downloads|documents)\b|本地")
 
 
 def wanted(decision: Decision) -> bool:

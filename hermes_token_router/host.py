@@ -263,15 +263,27 @@ def toolset_descriptions(names: Iterable[str]) -> Dict[str, str]:
 MCP_PREFIX = "mcp-"
 
 
+_HERMES_PACKAGES = ("tools.", "agent.", "hermes_cli.", "gateway.", "model_tools")
+
+
 def is_dynamic_toolset(name: Optional[str]) -> bool:
-    """An MCP server's or a plugin's toolset: registered at run time, in no static table."""
+    """An MCP server's or a plugin's toolset: registered at run time, in no static table, by
+    code that is not Hermes's own (``browser-cdp`` is registry-only but built in)."""
     if not name or name == "router":
         return False
     if name.startswith(MCP_PREFIX):
         return True
     import toolsets as hermes_toolsets
 
-    return name not in hermes_toolsets.TOOLSETS
+    from tools.registry import registry
+
+    if name in hermes_toolsets.TOOLSETS:
+        return False
+    for tool in registry.get_tool_names_for_toolset(name):
+        module = getattr(getattr(registry.get_entry(tool), "handler", None), "__module__", "") or ""
+        if module.startswith(_HERMES_PACKAGES):
+            return False
+    return True
 
 
 def short_tool_name(name: str, toolset: str) -> str:

@@ -170,3 +170,38 @@ def test_request_toolset_accepts_a_dynamic_tools_short_name_from_the_catalog():
     res = resolve(state, ["list_issues"])
     assert res.toolsets == ["mcp-github"] and set(res.names) == {"mcp__github__create_issue", "mcp__github__list_issues"}
     assert resolve(state, ["create_issue"]).toolsets == ["mcp-github"]  # ambiguous: the first in captured order
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("move ENG-1423 to In Review", {"mcp-linear"}),          # linear's description shows 'ENG-123'
+    ("catch me up on #proj-atlas, been away", {"mcp-slack"}),  # slack's shows 'in:#eng'
+    ("在 #研发周报 发个简报", {"mcp-slack"}),
+])
+def test_shapes_from_the_integrations_own_examples(index, text, expected):
+    assert strong(index, text) == expected
+
+
+@pytest.mark.parametrize("text", ["fix the UTF-8 decoding in src/app.py", "hash it with SHA-256",
+                                  "use and/or here", "read src/router.ts", "look at CVE-2024-1234"])
+def test_things_that_only_look_like_shapes(index, text):
+    assert not strong(index, text)
+
+
+def test_a_shape_explains_shared_words(index):
+    # acme/api is a github slug: "issue" and "comment" there are not Linear's or Notion's.
+    assert {m.toolset for m in index.match("comment on issue #77 in acme/api")} == {"mcp-github"}
+
+
+def test_shapes_only_for_toolsets_whose_descriptions_show_them():
+    from hermes_token_router.dynamic_shapes import shapes_of
+
+    assert shapes_of("Get a Linear issue by ID or identifier (e.g. 'ENG-123').") == {"identifier"}
+    assert shapes_of("Search syntax (e.g. 'deploy in:#eng from:@alice').") == {"channel", "mention"}
+    assert shapes_of("List pull requests in a repository.") == set()
+
+
+@pytest.mark.parametrize("text", ["把 acme/api 上带 good first issue 标签的 issue 导出成 CSV 存到本地",
+                                  "export the open issues in acme/api to a local file"])
+def test_integration_only_narrowing_keeps_local_files(index, text):
+    d = route(index, text)
+    assert d.narrows and {"file", "mcp-github"} <= set(d.toolsets)
