@@ -167,9 +167,12 @@ def test_request_toolset_accepts_a_dynamic_tools_short_name_from_the_catalog():
     agent = Agent()
     state = SessionState(session_id="s1", profile="default", agent_ref=weakref.ref(agent), phase=ROUTED,
                          decision=full_surface("x"), capture=cap)
-    res = resolve(state, ["list_issues"])
+    def lookup(names):
+        return resolve(state, names, static={}, registered=lambda name: False)
+
+    res = lookup(["list_issues"])
     assert res.toolsets == ["mcp-github"] and set(res.names) == {"mcp__github__create_issue", "mcp__github__list_issues"}
-    assert resolve(state, ["create_issue"]).toolsets == ["mcp-github"]  # ambiguous: the first in captured order
+    assert lookup(["create_issue"]).toolsets == ["mcp-github"]  # ambiguous: the first in captured order
 
 
 @pytest.mark.parametrize("text, expected", [
