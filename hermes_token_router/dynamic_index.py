@@ -38,6 +38,7 @@ from .dynamic_shapes import WEIGHT, shapes_in, shapes_of
 NAME, PHRASE, TERM, DESC = 2.0, 2.0, 1.0, 0.5
 STRONG, WEAK = 2.0, 1.0
 SHAPE = "shape:"
+MAX_CHARS = 4000
 NEAR = 3  # words between an integration's name and one of its terms that still corroborate it
 _CACHE_MAX = 32
 
@@ -216,8 +217,9 @@ class DynamicIndex:
 
     def match(self, text: str, original: str = "") -> Tuple[Match, ...]:
         """Every toolset the request points at, strongest first."""
-        if not self.toolsets or not text:
+        if not self.toolsets or not isinstance(text, str) or not text:
             return ()
+        text, original = text[:MAX_CHARS], (original or text)[:MAX_CHARS]  # a pasted log costs no more
         words, grams = self._words(text)
         keys = self._keys
         hits = [(i, w) for i, w in enumerate(words) if w in keys]

@@ -208,3 +208,13 @@ def test_shapes_only_for_toolsets_whose_descriptions_show_them():
 def test_integration_only_narrowing_keeps_local_files(index, text):
     d = route(index, text)
     assert d.narrows and {"file", "mcp-github"} <= set(d.toolsets)
+
+
+def test_a_huge_or_odd_request_is_cheap_and_safe(index):
+    import time
+
+    text = "post it to #eng on slack. " + "x" * 200_000
+    t0 = time.perf_counter()
+    assert strong(index, text) == {"mcp-slack"}
+    assert time.perf_counter() - t0 < 0.5
+    assert index.match(None) == () and index.match("") == ()
