@@ -29,8 +29,10 @@ def test_semantic_routes_english_and_chinese_and_skips_small_talk(semantic_index
     assert r.context_for_turn("c", "thanks, that's all") is None
     mixed = SkillRouter(SkillRouterConfig(enabled=True, skills_dirs=[str(skills_dir)],
                                           nicknames={"the game server": "minecraft-server"}), index_dir=semantic_index)
-    inj = mixed.context_for_turn("d", "back up the game server and write a dockerfile for the flask app")
-    assert inj.path == "nickname+semantic" and inj.skills[0] == "devops:minecraft-server"
+    inj = mixed.context_for_turn("d", "back up the game server, and my kubernetes pod is stuck in CrashLoopBackOff")
+    assert inj.path == "nickname+semantic" and inj.skills == ("devops:minecraft-server", "devops:kubernetes")
+    inj = mixed.context_for_turn("e", "back up the game server and write a dockerfile for the flask app")
+    assert inj.skills == ("devops:minecraft-server",) and "docker" in inj.hints  # below the bar: hinted
 
 
 def test_per_skill_threshold_override(semantic_index, skills_dir):
