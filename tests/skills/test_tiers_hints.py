@@ -90,3 +90,27 @@ def test_skill_load_tool_serves_indexed_skills_with_the_injection_checks(nick_in
         assert "skills guard" in json.loads(loader.handle(lambda: r, {"name": "docker"}))["error"]
     finally:
         evil.write_text(original, encoding="utf-8")
+
+
+def test_tiers_use_the_language_threshold_the_lead_and_hint_the_rest():
+    from hermes_token_router.skill_router.matcher import Candidate, Matcher
+    from hermes_token_router.skill_router.scan import SkillEntry
+
+    def cand(name, sem, lex=0.0):
+        e = SkillEntry(name=name, qualified_name=name, path="/x/SKILL.md", description="", tags=[], category="c",
+                       threshold=None)
+        return Candidate(e, sem, lex, sem)
+
+    cands = [cand("a", 0.70), cand("b", 0.50), cand("c", 0.45), cand("d", 0.40), cand("e", 0.35), cand("f", 0.3)]
+    m = Matcher(SkillRouterConfig(enabled=True, inject_threshold=0.66, inject_threshold_zh=0.74), None)
+    inject, hints = m.tiers(cands, chat=0.1, lang="en")
+    assert [x.entry.name for x in inject] == ["a"] and [x.entry.name for x in hints] == ["b", "c", "d", "e"]
+    inject, hints = m.tiers(cands, chat=0.1, lang="zh")
+    assert inject == [] and [x.entry.name for x in hints] == ["a", "b", "c", "d", "e"]
+    lead = Matcher(SkillRouterConfig(enabled=True, inject_threshold=0.66, inject_lead=0.25), None)
+    assert lead.tiers(cands, chat=0.1, lang="en")[0] == []  # 0.70 leads 0.50 by only 0.20
+    assert m.tiers(cands, chat=0.6, lang="en") == ([], [])  # reads like small talk
+    assert m.tiers(cands, chat=0.6, lang="en", text_len=500) == ([], [])  # gate on all lengths by default
+    long_ok = Matcher(SkillRouterConfig(enabled=True, smalltalk_max_chars=60), None)
+    assert long_ok.tiers(cands, chat=0.6, lang="en", text_len=500)[1]  # long messages are tasks
+    assert m.tiers(cands, chat=0.1, lang="en", no_skill_work=True) == ([], [])
