@@ -142,7 +142,8 @@ def token_costs(index_dir: Path, skills: Path, queries, backend: str):
 def route(signal, cfg: SkillRouterConfig, lang: str, fusion: str = "weighted", matcher=None):
     """The matcher's tiers on cached signals (same code path: Matcher.tiers)."""
     rows, chat, no_work, text_len = signal
-    w, half = cfg.lexical_weight, cfg.lexical_half
+    w = cfg.lexical_weight_zh if lang == "zh" and cfg.lexical_weight_zh is not None else cfg.lexical_weight
+    half = cfg.lexical_half
     key = (id(signal), fusion, w, half)
     cands = _SORTED.get(key)
     if cands is None:
@@ -231,18 +232,18 @@ def calibrate(data, base: SkillRouterConfig):
     zh = [q for q in data["queries"] if q.get("lang") == "zh"]
     if zh:
         options = []
-        for th in GRID["inject_threshold"]:
-            c = cfg.model_copy(update={"inject_threshold_zh": th})
+        for th, wz in itertools.product(GRID["inject_threshold"], GRID["lexical_weight"]):
+            c = cfg.model_copy(update={"inject_threshold_zh": th, "lexical_weight_zh": wz})
             r = evaluate(data, c, queries=zh)["zh"]
             ok = r["inj_prec"] >= 0.93 and r["false_inj"] <= 0.03
-            options.append(((ok, round(r["reach@5"], 3), r["hit@1"], -th), c))
+            options.append(((ok, round(r["reach@5"], 3), r["hit@1"], -th, -wz), c))
         cfg = max(options, key=lambda o: o[0])[1]
     return cfg, evaluate(data, cfg)["all"]
 
 
 def params(cfg: SkillRouterConfig):
     return {k: getattr(cfg, k) for k in ("lexical_weight", "lexical_half", "inject_threshold", "smalltalk_gap",
-                                         "lexical_task", "margin", "smalltalk_max_chars", "inject_lead", "inject_threshold_zh",
+                                         "lexical_task", "margin", "smalltalk_max_chars", "inject_lead", "inject_threshold_zh", "lexical_weight_zh",
                                          "hint_top_k")}
 
 

@@ -19,8 +19,7 @@ DEFAULT_SMALLTALK_GAP = 0.20
 # Tiered routing (issue 13): full injection only above a precision-calibrated fused score;
 # below it the top candidates are offered as a compact hint block. Calibrated jointly on
 # skill sets A and B (benchmarks/skills.py, docs/skills.md#calibration).
-DEFAULT_INJECT_THRESHOLD = 0.66
-DEFAULT_INJECT_THRESHOLD_ZH = 0.74
+DEFAULT_INJECT_THRESHOLD = 0.62
 DEFAULT_LEXICAL_WEIGHT = 0.15
 DEFAULT_LEXICAL_HALF = 6.0
 DEFAULT_LEXICAL_TASK = 10.0
@@ -61,10 +60,12 @@ class SkillRouterConfig(BaseModel):
     # Fused score (semantic + lexical_weight * lexical/(lexical+lexical_half)) a skill needs
     # for its full SKILL.md to be injected; zh requests may carry their own value.
     inject_threshold: float = Field(default=DEFAULT_INJECT_THRESHOLD, ge=-1.0, le=3.0)
-    inject_threshold_zh: Optional[float] = Field(default=DEFAULT_INJECT_THRESHOLD_ZH, ge=-1.0, le=3.0)
+    inject_threshold_zh: Optional[float] = Field(default=None, ge=-1.0, le=3.0)
     # The best skill must lead the runner-up by this much to be injected (0: no lead needed).
     inject_lead: float = Field(default=0.0, ge=0.0, le=2.0)
     lexical_weight: float = Field(default=DEFAULT_LEXICAL_WEIGHT, ge=0.0, le=2.0)
+    # Chinese requests (null: lexical_weight): character bigrams rarely meet English skill text.
+    lexical_weight_zh: Optional[float] = Field(default=0.0, ge=0.0, le=2.0)
     lexical_half: float = Field(default=DEFAULT_LEXICAL_HALF, gt=0.0)
     # A raw BM25 score at or above this marks a task even when the embedding reads small talk.
     lexical_task: float = Field(default=DEFAULT_LEXICAL_TASK, ge=0.0)

@@ -121,7 +121,7 @@ class Matcher:
             sem_ranked, chat = [], 0.0
         sem = {id(e): s for e, s in sem_ranked}
         lex = self._bm25(index).scores(text[:2000])
-        w, half = self.cfg.lexical_weight, self.cfg.lexical_half
+        w, half = self.lexical_weight(language(text)), self.cfg.lexical_half
         out = []
         for e, raw in zip(index.entries, lex):
             s = sem.get(id(e))
@@ -130,6 +130,11 @@ class Matcher:
             out.append(Candidate(e, s if s is not None else 0.0, raw, fused))
         out.sort(key=lambda c: -c.score)
         return out, chat
+
+    def lexical_weight(self, lang: str) -> float:
+        if lang == "zh" and self.cfg.lexical_weight_zh is not None:
+            return self.cfg.lexical_weight_zh
+        return self.cfg.lexical_weight
 
     def _bm25(self, index: LoadedIndex) -> Bm25:
         if self._lex is None or self._lex[0] is not index:

