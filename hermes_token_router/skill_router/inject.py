@@ -10,9 +10,7 @@ returns None: the user's turn proceeds exactly as without the router.
 from __future__ import annotations
 
 import logging
-import os
 import re
-import stat
 import tempfile
 import threading
 from collections import OrderedDict
@@ -25,7 +23,7 @@ from . import hints as hint_block
 from .config import SkillRouterConfig
 from .index import IndexStore, default_index_dir
 from .matcher import Match, Matcher
-from .scan import SkillEntry, scan_skills
+from .scan import MAX_SKILL_BYTES, SkillEntry, read_head, scan_skills  # noqa: F401 (MAX_SKILL_BYTES re-exported)
 
 log = logging.getLogger("hermes_token_router.skills")
 
@@ -33,11 +31,6 @@ _LRU_SIZE = 64
 # Only the start of a message is matched: a nickname is typed, not buried in a pasted
 # megabyte, and matching stays bounded whatever arrives (semantic uses less still).
 MAX_QUERY_CHARS = 8000
-# A SKILL.md past this is refused unread (one warning): reading and scanning 50 MB inside
-# ``pre_llm_call`` held the turn for almost a minute. Below it only the head is read.
-MAX_SKILL_BYTES = 4 * 1024 * 1024
-# Frontmatter allowance read on top of ``max_chars`` (UTF-8: up to 4 bytes a character).
-_HEAD_EXTRA_BYTES = 64 * 1024
 _NOTE_CHARS = 400  # the loaded-skills note and wrapper tags, kept inside max_total_chars
 _FALLBACK_GUARD = re.compile(r"ignore\s+(?:\w+\s+)*(previous|all|above|prior)\s+instructions"
                              r"|do\s+not\s+(?:\w+\s+)*tell\s+(?:\w+\s+)*the\s+user", re.IGNORECASE)
@@ -76,28 +69,6 @@ def guard_findings(path: Path, text: Optional[str] = None) -> List[str]:
         return [f"injection: {m.group(0)!r}" for m in _FALLBACK_GUARD.finditer(text)]
     return [f"{f.category}/{f.pattern_id} line {f.line}: {f.description}" for f in found
             if f.category == "injection" or f.severity == "critical"]
-
-
-def read_head(path: Path, max_chars: int) -> Tuple[str, bool]:
-    """(the file's first ``max_chars`` characters plus frontmatter room, whether more
-    follows). Refuses what is not a regular file or is over ``MAX_SKILL_BYTES`` before
-    reading a byte of it."""
-    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
-    try:
-        st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode):
-            raise ValueError("not a regular file")
-        if st.st_size > MAX_SKILL_BYTES:
-            raise ValueError(f"{st.st_size} bytes is over the {MAX_SKILL_BYTES}-byte limit")
-        want = max_chars * 4 + _HEAD_EXTRA_BYTES
-        data = os.read(fd, want + 1) if want < st.st_size else os.read(fd, st.st_size + 1)
-    finally:
-        os.close(fd)
-    more = len(data) > want
-    text = data[:want].decode("utf-8", errors="replace")
-    if more and text.endswith("\ufffd"):
-        text = text[:-1]  # a character cut in half at the read boundary
-    return text, more
 
 
 def _strip_frontmatter(text: str) -> str:

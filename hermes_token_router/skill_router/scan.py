@@ -8,10 +8,12 @@ filtered: routing a skill the user hid from the prompt index is the point.
 from __future__ import annotations
 
 import logging
+import os
 import re
+import stat
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, Dict, Iterable, List, Optional
+from typing import Any, Dict, Iterable, List, Optional, Tuple
 
 from . import host
 
@@ -79,8 +81,39 @@ def _as_list(value: Any) -> List[str]:
     return [str(v).strip() for v in value if str(v).strip()]
 
 
+# A SKILL.md past this is refused unread (one warning): reading and scanning 50 MB inside
+# ``pre_llm_call`` held the turn for almost a minute. Below it only the head is read.
+MAX_SKILL_BYTES = 4 * 1024 * 1024
+# Frontmatter allowance read on top of ``max_chars`` (UTF-8: up to 4 bytes a character).
+_HEAD_EXTRA_BYTES = 64 * 1024
+# What a scan reads of each SKILL.md: frontmatter and the "When to use" sections sit at the top.
+SCAN_HEAD_CHARS = 64 * 1024
+
+
+def read_head(path: Path, max_chars: int) -> Tuple[str, bool]:
+    """(the file's first ``max_chars`` characters plus frontmatter room, whether more
+    follows). Refuses what is not a regular file or is over ``MAX_SKILL_BYTES`` before
+    reading a byte of it."""
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise ValueError("not a regular file")
+        if st.st_size > MAX_SKILL_BYTES:
+            raise ValueError(f"{st.st_size} bytes is over the {MAX_SKILL_BYTES}-byte limit")
+        want = max_chars * 4 + _HEAD_EXTRA_BYTES
+        data = os.read(fd, want + 1) if want < st.st_size else os.read(fd, st.st_size + 1)
+    finally:
+        os.close(fd)
+    more = len(data) > want
+    text = data[:want].decode("utf-8", errors="replace")
+    if more and text.endswith("\ufffd"):
+        text = text[:-1]  # a character cut in half at the read boundary
+    return text, more
+
+
 def _entry(skill_file: Path, root: Path) -> Optional[SkillEntry]:
-    text = skill_file.read_text(encoding="utf-8")
+    text, _ = read_head(skill_file, SCAN_HEAD_CHARS)
     fm, body = host.parse_frontmatter(text)
     if not isinstance(fm, dict):
         fm = {}
