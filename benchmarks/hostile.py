@@ -98,7 +98,7 @@ def _classifier_case(content: str):
             "enabled": True, "router_hard_timeout_ms": 2000,
             "classifier": {"enabled": True, "provider": "custom", "base_url": env.stub.base_url,
                            "model": "tiny-router", "api_key_env": None}}})
-        env.stub.script(Reply(content=content))
+        env.stub.responder = lambda body: Reply(content=content)  # every classifier call, warm-up included
         return env, lambda: [_turn(env, VAGUE)]
     return prepare
 
