@@ -112,6 +112,8 @@ def resolve(state: SessionState, requested: Sequence[str], *, static: Mapping[st
             out.per_request[name] = reason
             continue
         out.per_request[name] = toolset
+        if cap.deferred.get(toolset):  # the rest of a partly deferred toolset: through tool_call
+            out.deferred[name] = tuple(cap.deferred[toolset])
         if toolset not in out.toolsets:
             out.toolsets.append(toolset)
         out.names.extend(m for m in members if m not in out.names)

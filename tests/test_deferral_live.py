@@ -85,6 +85,9 @@ def test_request_toolset_for_a_deferred_toolset_answers_with_the_tool_call_usage
                                                session_id=agent.session_id))
     assert mixed["reason"] == "READY" and "terminal" in mixed["added"]
     assert mixed["via_tool_search"]["session_search"]["tools"] == ["session_search"]
+    # ``process`` (toolset terminal) stays deferred: the answer says how to reach it
+    assert mixed["via_tool_search"]["terminal"] == {
+        "tools": ["process"], "usage": ['tool_call({"name": "process", "arguments": {...}})']}
     runtime.on_session_finalize(session_id=agent.session_id)
 
 
