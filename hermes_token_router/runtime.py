@@ -70,8 +70,10 @@ def repin(state: SessionState) -> None:
 def catalog_text(capture: Capture, blurbs: dict) -> str:
     """The session's capability catalog, with the host's availability and descriptions."""
     owners = surface_mutation.catalog_owners(capture)
-    dynamic = {o: [host.short_tool_name(n, o) for n in capture.tools_of(o)] for o in owners
-               if capture.tools_of(o) and host.is_dynamic_toolset(o)}
+    # An MCP/plugin toolset is described by its tool names; a deferred one (behind Hermes's
+    # tool_search) by the deferred names the capture recorded for it.
+    dynamic = {o: [host.short_tool_name(n, o) for n in (capture.tools_of(o) or capture.deferred.get(o, ()))]
+               for o in owners if host.is_dynamic_toolset(o)}
     return surface_mutation.build_catalog(capture, blurbs, host.available_by_owner(owners),
                                           host.toolset_descriptions(owners), dynamic)
 
