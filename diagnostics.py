@@ -1,14 +1,11 @@
 #!/usr/bin/env python3
-"""Does the installed Hermes give hermes-token-router a routing path? (exit 0 yes, 2 no)
+"""The doctor, for a directory install: ``python diagnostics.py [-p PROFILE] [--home DIR]
+[--json] [--probe]`` is ``python -m hermes_token_router doctor`` with the same flags
+(exit 0: a routing path exists; 2: it does not). Run it with the Python Hermes runs on;
+if that is the wrong one, it names the right one.
 
-Run it with the Python Hermes runs on, from a checkout or from the directory install
-(``$HERMES_HOME/plugins/hermes-token-router/``):
-
-    python diagnostics.py            # plain text
-    python diagnostics.py --json     # one JSON object
-    python diagnostics.py --probe    # plus one real offline turn against a local stub model
-
-The logic lives in ``hermes_token_router/diagnose.py``; this file only finds it.
+Without ``-p``/``--home`` and without ``HERMES_HOME``, a copy inside
+``<home>/plugins/hermes-token-router/`` inspects the home it is installed in.
 """
 
 import os
@@ -18,11 +15,11 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 if str(HERE) not in sys.path:
     sys.path.insert(0, str(HERE))
-# Run from a directory install without HERMES_HOME: inspect the home this copy lives in.
-if not os.environ.get("HERMES_HOME") and HERE.parent.name == "plugins" and "--home" not in sys.argv:
+_chosen = any(a in ("-p", "--profile", "--home") or a.startswith(("--profile=", "--home=")) for a in sys.argv[1:])
+if not os.environ.get("HERMES_HOME") and HERE.parent.name == "plugins" and not _chosen:
     os.environ["HERMES_HOME"] = str(HERE.parent.parent)
 
-from hermes_token_router.diagnose import main  # noqa: E402
+from hermes_token_router.cli.doctor import main  # noqa: E402
 
 if __name__ == "__main__":
     sys.exit(main())

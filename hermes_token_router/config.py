@@ -21,7 +21,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from .classifier.config import ClassifierConfig
-from .paths import config_path
+from .paths import config_path, is_plugin_folder_config, user_config_path
 from .skill_router.config import SkillRouterConfig
 
 log = logging.getLogger("hermes_token_router")
@@ -246,6 +246,7 @@ class ConfigStore:
         self._file: Optional[ConfigFile] = None
         self._error: Optional[str] = None
         self._profiles: Dict[str, RouterConfig] = {}
+        self.notice: Optional[str] = None
 
     def load(self) -> Tuple[Optional[ConfigFile], Optional[str]]:
         path = self._path_fn()
@@ -260,6 +261,7 @@ class ConfigStore:
             self._key = key
             self._file, self._error = None, None
             self._profiles = {}
+            self.notice = None
             try:
                 if key[1] is None and os.environ.get(ENV_CONFIG):
                     log.warning("hermes-token-router: %s=%s names no file; using the defaults (router off)",
@@ -268,6 +270,9 @@ class ConfigStore:
                 self._file = parse_config(text, path)
                 for line in self._file.warnings:
                     log.warning("hermes-token-router: %s", line)
+                self.notice = legacy_notice(self._file)
+                if self.notice:
+                    log.warning("hermes-token-router: %s", self.notice)
             except ConfigError as exc:
                 self._error = str(exc)
                 log.warning("hermes-token-router: invalid config, router is hands-off: %s", exc)
@@ -298,6 +303,19 @@ class ConfigStore:
         with self._lock:
             self._profiles[profile] = cfg
         return cfg, None
+
+
+def legacy_notice(parsed: ConfigFile) -> Optional[str]:
+    """One line when settings are read from the plugin folder's ``config.yaml`` and differ
+    from the shipped defaults: an update replaces that file (``hermes plugins update``
+    refuses to pull over the edit), so they belong in the profile's own file."""
+    if not is_plugin_folder_config(parsed.path):
+        return None
+    if not parsed.profiles_raw and parsed.for_profile("default") == RouterConfig():
+        return None
+    return (f"settings read from the old location {parsed.path}; move them to {user_config_path()} "
+            f"(copy the file there, then 'git -C {parsed.path.parent} checkout config.yaml') so plugin "
+            f"updates keep them")
 
 
 _warned_env: set = set()

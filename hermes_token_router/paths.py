@@ -1,20 +1,27 @@
 """Where the plugin's files live, for both install shapes.
 
-A directory install keeps everything beside ``plugin.yaml`` (``$HERMES_HOME/plugins/
-hermes-token-router/``). A pip install ships the same data inside the package
-(``hermes_token_router/_data``) and keeps its writable files in
-``$HERMES_HOME/token-router/``: never inside ``plugins/``, where a folder would be
-mistaken for another plugin.
+The code and the shipped data (``policy/``, the default ``config.yaml``, ``skills/``) sit in
+the plugin folder (``$HERMES_HOME/plugins/hermes-token-router/``) or inside the package
+(``hermes_token_router/_data``) for a pip install. Everything the user or the plugin
+*writes* (the user's ``config.yaml``, the ledger, the debug log, the skill index) lives in
+``$HERMES_HOME/token-router/``, per profile: never in the plugin folder, which
+``hermes plugins update`` replaces (a local edit there makes its ``git pull`` refuse), and
+never directly under ``plugins/``, where a folder would be taken for another plugin.
 """
 
 from __future__ import annotations
 
+import importlib.util
 import os
+import shlex
+import shutil
+import sys
 from pathlib import Path
 from typing import Optional
 
 PACKAGE_DIR = Path(__file__).resolve().parent
 PLUGIN_NAME = "hermes-token-router"
+STATE_DIRNAME = "token-router"
 
 
 def hermes_home() -> Path:
@@ -30,10 +37,13 @@ def directory_install_root() -> Path | None:
     return parent if (parent / "plugin.yaml").is_file() else None
 
 
-def state_dir() -> Path:
-    """Writable home for the debug log, the savings ledger and the skill index."""
-    root = directory_install_root()
-    return root if root is not None else hermes_home() / "token-router"
+def state_dir(home: Optional[Path] = None) -> Path:
+    """Writable home of one profile: user config, ledger, debug log, skill index."""
+    return (home if home is not None else hermes_home()) / STATE_DIRNAME
+
+
+def user_config_path(home: Optional[Path] = None) -> Path:
+    return state_dir(home) / "config.yaml"
 
 
 def shipped(name: str) -> Path:
@@ -49,15 +59,69 @@ _RUNNING = object()
 
 
 def config_path(plugin_dir: object = _RUNNING, home: Optional[Path] = None) -> Path:
-    """The router config in force: ``HERMES_TOKEN_ROUTER_CONFIG``, else the directory
-    install's ``config.yaml``, else ``<home>/token-router/config.yaml``, else the shipped
-    default. With no arguments it answers for the running copy; ``diagnostics.py`` passes
-    the install it found in the HERMES_HOME it inspects (``None``: no directory install)."""
+    """The router config in force: ``HERMES_TOKEN_ROUTER_CONFIG``, else the profile's
+    ``<home>/token-router/config.yaml``, else the plugin folder's ``config.yaml`` (the
+    shipped defaults, or an old in-folder edit: see ``legacy_config``), else the shipped
+    default. With no arguments it answers for the running copy; the doctor passes the
+    install it found in the home it inspects (``None``: no directory install)."""
     override = os.environ.get("HERMES_TOKEN_ROUTER_CONFIG")
     if override:
         return Path(override).expanduser()
+    user = user_config_path(home)
+    if user.is_file():
+        return user
     root = directory_install_root() if plugin_dir is _RUNNING else plugin_dir
-    if root is not None:
+    if root is not None and (Path(root) / "config.yaml").is_file():
         return Path(root) / "config.yaml"
-    user = (home if home is not None else hermes_home()) / "token-router" / "config.yaml"
-    return user if user.is_file() else shipped("config.yaml")
+    return shipped("config.yaml")
+
+
+def is_plugin_folder_config(path: Path) -> bool:
+    """True for a ``config.yaml`` beside a ``plugin.yaml``: the shipped defaults of a
+    directory install, which an update replaces."""
+    return path.name == "config.yaml" and (path.parent / "plugin.yaml").is_file()
+
+
+def cli_command() -> str:
+    """How to run this plugin's command line for the install at hand, as a shell line.
+
+    A pip install has the ``hermes-token-router`` script; a directory install (or a
+    checkout) runs ``python -m hermes_token_router`` from its folder, with the Python
+    Hermes runs on."""
+    root = directory_install_root()
+    if root is None:
+        return "hermes-token-router"
+    return f"cd {shlex.quote(str(root))} && {python_for_hermes()} -m hermes_token_router"
+
+
+def command_line(sub: str, profile: Optional[str] = None) -> str:
+    """``cli_command`` plus a subcommand and the profile flag, e.g. ``skills build -p work``."""
+    flag = f" -p {profile}" if profile and profile != "default" else ""
+    return f"{cli_command()} {sub}{flag}"
+
+
+def python_for_hermes() -> str:
+    """This Python when it can import Hermes, else the one the ``hermes`` launcher names."""
+    if "hermes_cli" in sys.modules or importlib.util.find_spec("hermes_cli") is not None:
+        return sys.executable
+    return hermes_python() or "python3"
+
+
+def hermes_python() -> Optional[str]:
+    """The Python the ``hermes`` launcher on PATH runs (its shebang), or None."""
+    launcher = shutil.which("hermes")
+    if not launcher:
+        return None
+    try:
+        with open(launcher, "rb") as fh:
+            first = fh.readline(512).decode("utf-8", "replace").strip()
+    except OSError:
+        return None
+    if not first.startswith("#!"):
+        return None
+    parts = first[2:].split()
+    if not parts:
+        return None
+    if Path(parts[0]).name == "env" and len(parts) > 1:  # "#!/usr/bin/env python3"
+        return shutil.which(parts[1]) or parts[1]
+    return parts[0]

@@ -54,7 +54,7 @@ def test_route_uses_the_configured_classifier(stub, tmp_path):
     proc = run(["route", "what's new in the world of compilers?", "--json"], tmp_path, config=config)
     assert proc.returncode == 0, proc.stderr
     out = json.loads(proc.stdout)
-    assert out["source"] == "classifier" and out["toolsets"] == ["web"] and out["latency_ms"] > 0
+    assert out["source"] == "classifier" and out["toolsets"] == ["web"] and out["latency_ms"] > 0, out
     assert stub.chat_requests()[0].body["model"] == "tiny-router"
 
 

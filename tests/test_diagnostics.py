@@ -156,4 +156,4 @@ def test_probe_measures_the_narrowing(tmp_path):
     assert "read_file" in probe["request_tool_names"]
     print(f"\nprobe: {probe['tools_before']} tools / {probe['tokens_before']} tokens -> "
           f"{probe['request_tools']} tools / {probe['request_tokens']} tokens ({probe['saved_pct']}%), "
-          f"decided by {probe['decided_by']}")
+          f"ran on {probe['ran_on']}")

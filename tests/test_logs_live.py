@@ -138,7 +138,7 @@ def test_no_secret_in_hermes_logs_from_the_router(classifier_on, agent_factory, 
     assert any(not (r.body or {}).get("stream") for r in stub.chat_requests())  # the classifier was called
     ours = "\n".join(r.getMessage() for r in router_logs.records if r.name.startswith("hermes_token_router"))
     assert SECRET_KEY not in ours
-    trail = hermes_home / "plugins" / "hermes-token-router" / "router-debug.log"
+    trail = hermes_home / "token-router" / "router-debug.log"
     assert trail.exists() and "classifier:http_401" in trail.read_text(encoding="utf-8")
     assert SECRET_KEY not in trail.read_text(encoding="utf-8")
     for log_file in (hermes_home / "logs").glob("*.log"):
@@ -148,4 +148,4 @@ def test_no_secret_in_hermes_logs_from_the_router(classifier_on, agent_factory, 
 
 
 def runtime_home(debug_log):
-    return debug_log.parent.parent.parent
+    return debug_log.parent.parent  # $HERMES_HOME/token-router/router-debug.log

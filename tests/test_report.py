@@ -2,7 +2,7 @@
 
 The A/B runs real Hermes 0.19.0 turns in this process (router off, then on, same first
 message); the plugin, installed as a directory plugin, writes
-``$HERMES_HOME/plugins/hermes-token-router/router-ledger.jsonl``. The report then runs in a
+``$HERMES_HOME/token-router/router-ledger.jsonl``. The report then runs in a
 fresh process, as a user runs it, and its numbers must equal what the stub model measured
 on the wire: the off request's tool-schema tokens minus the on request's (Hermes's
 estimator), per provider request.
@@ -94,7 +94,7 @@ def test_report_matches_the_live_ab_on_the_plugins_own_ledger(stub, router_confi
         todo = run_ab(stub, router_config, agent_factory, TODO)
     finally:
         stub.responder = None
-    assert ledger_path.is_file(), "the directory install writes its ledger beside plugin.yaml"
+    assert ledger_path.is_file(), "the plugin writes its ledger to $HERMES_HOME/token-router/"
 
     # what the wire says
     assert read["on"]["tools"] < read["off"]["tools"]
@@ -135,18 +135,26 @@ def test_report_matches_the_live_ab_on_the_plugins_own_ledger(stub, router_confi
     print("\n" + text)
 
 
-def test_report_default_ledger_is_the_directory_install(stub, router_config, agent_factory, ledger_path):
-    """Run from the installed copy with no --ledger: it finds its own ledger."""
+def test_report_default_ledger_is_the_profiles(stub, router_config, agent_factory, ledger_path, hermes_home,
+                                               tmp_path):
+    """Finding 9: from the installed copy with no --ledger it reads the profile's own ledger, and
+    from anywhere else ``--home``/``-p`` names the profile."""
     try:
         run_ab(stub, router_config, agent_factory, READ)
     finally:
         stub.responder = None
-    installed = ledger_path.parent
+    assert ledger_path == hermes_home / "token-router" / "router-ledger.jsonl"
+    installed = hermes_home / "plugins" / harness.PLUGIN_DIRNAME
     proc = subprocess.run([sys.executable, "-m", "hermes_token_router", "report"], capture_output=True, text=True,
                           timeout=120, cwd=str(installed), env={**os.environ, "PYTHONPATH": str(installed)})
     out = proc.stdout
     assert f"ledger: {ledger_path}" in out
     assert any(line.startswith("day ") for line in out.splitlines())
+    env = {k: v for k, v in os.environ.items() if k != "HERMES_HOME"}
+    env["HOME"] = str(tmp_path)  # nothing at ~/.hermes: only --home can find it
+    elsewhere = subprocess.run([sys.executable, "-m", "hermes_token_router", "report", "--home", str(hermes_home)],
+                               capture_output=True, text=True, timeout=120, cwd=str(ROOT), env=env)
+    assert f"ledger: {ledger_path}" in elsewhere.stdout
 
 
 def test_report_without_records_says_so(tmp_path):

@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 
 from hermes_token_router.decision import Decision
-from hermes_token_router.route_cli import add_route_subcommand, run_route
+from hermes_token_router.cli.route import add_subcommand as add_route_subcommand, run_route
 
 ROOT = Path(__file__).resolve().parents[1]
 KEYS = {"action", "toolsets", "intent", "confidence", "source", "reason"}
@@ -79,7 +79,7 @@ def test_missing_text_is_a_usage_error(capsys):
 
 
 def test_module_entry_point_jsonl():
-    proc = subprocess.run([sys.executable, "-m", "hermes_token_router.route_cli", "route", "--jsonl"],
+    proc = subprocess.run([sys.executable, "-m", "hermes_token_router", "route", "--jsonl"],
                           input='{"id": "x", "text": "帮我 git commit 一下"}\n', capture_output=True,
                           text=True, cwd=ROOT, timeout=60)
     assert proc.returncode == 0, proc.stderr

@@ -89,13 +89,16 @@ def prepare_home(home: Path, base_url: str, *, install: bool = True,
                  router_config: Optional[Dict[str, Any]] = None,
                  hermes_extra: Optional[Dict[str, Any]] = None,
                  enabled_plugins: Iterable[str] = (PLUGIN_DIRNAME,)) -> Path:
-    """Lay out a HERMES_HOME; returns the router config path (``None`` config keeps the shipped one)."""
+    """Lay out a HERMES_HOME; returns the profile's router config path
+    (``$HERMES_HOME/token-router/config.yaml``, where ``config --set`` writes; with
+    ``router_config=None`` it is not created and the shipped defaults apply)."""
     home.mkdir(parents=True, exist_ok=True)
     (home / "config.yaml").write_text(yaml.safe_dump(hermes_config(base_url, enabled_plugins=enabled_plugins,
                                                                    extra=hermes_extra)))
-    plugin_dir = install_directory_plugin(home) if install else home / "plugins" / PLUGIN_DIRNAME
-    cfg_path = plugin_dir / "config.yaml"
-    if install and router_config is not None:
+    if install:
+        install_directory_plugin(home)
+    cfg_path = home / "token-router" / "config.yaml"
+    if router_config is not None:
         write_router_config(cfg_path, router_config)
     return cfg_path
 

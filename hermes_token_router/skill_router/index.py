@@ -165,7 +165,11 @@ class IndexStore:
                 return self._index
             index, error = None, None
             if sig[0] is None:
-                error = f"no skill index at {self.index_dir}; run 'hermes-token-router skills build'"
+                from ..config import resolve_profile_name
+                from ..paths import command_line
+
+                error = (f"no skill index at {self.index_dir}; build it: "
+                         f"{command_line('skills build', resolve_profile_name())}")
             else:
                 try:
                     index = load_index(self.index_dir)

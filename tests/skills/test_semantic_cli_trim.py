@@ -45,7 +45,7 @@ def test_per_skill_threshold_override(semantic_index, skills_dir):
 
 
 def run_cli(*args, stdin=None, env=None):
-    return subprocess.run([PY, "-m", "hermes_token_router.skill_router.cli", "skills", *args], cwd=ROOT,
+    return subprocess.run([PY, "-m", "hermes_token_router", "skills", *args], cwd=ROOT,
                           input=stdin, capture_output=True, text=True, timeout=120, env=env)
 
 

@@ -1,6 +1,8 @@
 """``hermes-token-router report``: what the router saved, per day and per session.
 
-Reads the bounded ledger the hooks write (``router-ledger.jsonl`` beside the plugin) and
+Reads the bounded ledger the hooks write (``$HERMES_HOME/token-router/router-ledger.jsonl``
+of the profile given with ``-p``; an older install's ledger beside the plugin is read when
+the profile has none yet) and
 prices the saved input tokens at a model price the user chooses: the number a user needs
 to decide whether the plugin pays off.
 """
@@ -12,19 +14,31 @@ import json
 import sys
 from collections import OrderedDict
 from pathlib import Path
-from typing import Any, Dict, Iterable, List, Optional
+from typing import Any, Dict, Iterable, List
 
-from .ledger import LEDGER_NAME, read_records
-from .paths import state_dir
+from ..ledger import LEDGER_NAME, read_records
+from ..paths import PLUGIN_NAME, state_dir
 
 
-def add_subcommand(sub: Any) -> None:
-    p = sub.add_parser("report", help="tokens saved, recoveries and abstentions from the ledger")
-    p.add_argument("--ledger", type=Path, default=None, help=f"ledger file (default: <plugin dir>/{LEDGER_NAME})")
+def add_subcommand(sub: Any, common: Any = None) -> None:
+    p = sub.add_parser("report", help="tokens saved, recoveries and abstentions from the ledger",
+                       parents=[common] if common is not None else [])
+    p.add_argument("--ledger", type=Path, default=None,
+                   help=f"ledger file (default: $HERMES_HOME/token-router/{LEDGER_NAME} of the profile)")
     p.add_argument("--price-per-mtok", type=float, default=3.0,
                    help="input price in USD per million tokens, for the cost column (default 3.0)")
     p.add_argument("--json", action="store_true", help="machine-readable output")
     p.add_argument("--sessions", type=int, default=20, help="how many recent sessions to list (default 20)")
+    p.set_defaults(run=run)
+
+
+def ledger_path(home: Path) -> Path:
+    """The profile's ledger; before 0.4 a directory install kept it in the plugin folder."""
+    current = state_dir(home) / LEDGER_NAME
+    old = home / "plugins" / PLUGIN_NAME / LEDGER_NAME
+    if not current.exists() and not current.with_name(LEDGER_NAME + ".1").exists() and old.exists():
+        return old
+    return current
 
 
 def summarise(records: Iterable[Dict[str, Any]]) -> Dict[str, Any]:
@@ -103,13 +117,15 @@ def render(summary: Dict[str, Any], price: float, max_sessions: int) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
-    path = args.ledger or (state_dir() / LEDGER_NAME)
+    home = getattr(args, "hermes_home", None) or state_dir().parent
+    path = args.ledger or ledger_path(Path(home))
     if args.price_per_mtok < 0:
-        print("--price-per-mtok must not be negative")
+        print("--price-per-mtok must not be negative", file=sys.stderr)
         return 2
     records = list(read_records(path))
     if not records:
-        print(f"no records in {path} yet: enable the router and run a session first")
+        print(f"no records in {path} yet (profile {getattr(args, 'profile_name', 'default')}): enable the "
+              f"router for this profile and run a session first; another profile: report -p NAME")
         return 1
     summary = summarise(records)
     if args.json:
@@ -121,14 +137,3 @@ def run(args: argparse.Namespace) -> int:
         print(f"ledger: {path}")
         print(render(summary, args.price_per_mtok, args.sessions))
     return 0
-
-
-def main(argv: Optional[List[str]] = None) -> int:
-    """``python -m hermes_token_router.report``: the same as ``hermes-token-router report``."""
-    parser = argparse.ArgumentParser(prog="hermes-token-router")
-    add_subcommand(parser.add_subparsers(dest="command", required=True))
-    return run(parser.parse_args(["report", *(sys.argv[1:] if argv is None else argv)]))
-
-
-if __name__ == "__main__":
-    sys.exit(main())

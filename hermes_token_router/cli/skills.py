@@ -1,7 +1,9 @@
-"""``hermes-token-router skills build|match|trim``: the skill router's command line.
+"""``skills build|match|trim``: the skill router's command line, per profile.
 
 Why a CLI: the index is built offline (a second of embedding) and matching must be
-inspectable, so users can see *why* a skill would load before trusting the router.
+inspectable, so users can see *why* a skill would load before trusting the router. Every
+verb acts on the profile given with ``-p`` (its skills, its ``token-router/.skill-index``,
+its Hermes ``config.yaml`` for ``trim --write``), never on whichever copy runs the command.
 """
 
 from __future__ import annotations
@@ -10,25 +12,26 @@ import argparse
 import json
 import sys
 from pathlib import Path
-from typing import Optional
-
-from .config import SkillRouterConfig
 
 
-def add_subcommands(subparsers) -> argparse.ArgumentParser:
+
+def add_subcommand(subparsers, common=None) -> argparse.ArgumentParser:
+    parents = [common] if common is not None else []
     p = subparsers.add_parser("skills", help="skill router: build the index, test matches, trim the skills index")
+    p.set_defaults(run=run)
     sub = p.add_subparsers(dest="skills_command", required=True)
-    b = sub.add_parser("build", help="scan skills the way Hermes does and write the index")
+    b = sub.add_parser("build", help="scan skills the way Hermes does and write the index", parents=parents)
     b.add_argument("--skills-dir", action="append", default=[], help="skills root (repeatable; default: Hermes's)")
-    b.add_argument("--out", help="index directory (default: the router's state dir/.skill-index)")
+    b.add_argument("--out", help="index directory (default: $HERMES_HOME/token-router/.skill-index of the profile)")
     b.add_argument("--backend", default=None, help="embedding backend (default from config: use-m3)")
-    m = sub.add_parser("match", help="show which skills a message would load")
+    m = sub.add_parser("match", help="show which skills a message would load", parents=parents)
     m.add_argument("text", nargs="?", help="the message")
     m.add_argument("--jsonl", action="store_true", help='read {"id":..,"text":..} lines from stdin')
     m.add_argument("--index", help="index directory")
     m.add_argument("--skills-dir", action="append", default=[], help="trusted skills root (repeatable)")
     m.add_argument("--json", action="store_true", help="print JSON")
-    t = sub.add_parser("trim", help="print (or write) Hermes's skills.disabled list keeping only some skills")
+    t = sub.add_parser("trim", help="print (or write) Hermes's skills.disabled list keeping only some skills",
+                       parents=parents)
     t.add_argument("--keep", default="", help="comma-separated skill names to keep listed")
     t.add_argument("--skills-dir", action="append", default=[])
     t.add_argument("--write", action="store_true", help="apply to Hermes's config.yaml (after a backup)")
@@ -36,14 +39,16 @@ def add_subcommands(subparsers) -> argparse.ArgumentParser:
     return p
 
 
-def _router_cfg() -> SkillRouterConfig:
-    """The active profile's skills block, or defaults if the router config is absent/broken."""
+def _router_cfg(profile: str):
+    """The profile's skills block, or defaults if the router config is absent/broken."""
+    from ..skill_router.config import SkillRouterConfig
+
     try:
-        from ..config import ConfigStore, resolve_profile_name
+        from ..config import ConfigStore
 
         file, error = ConfigStore().load()
         if file is not None:
-            return file.for_profile(resolve_profile_name()).skills
+            return file.for_profile(profile).skills
         if error:
             print(f"warning: {error}; using skill-router defaults", file=sys.stderr)
     except Exception as exc:
@@ -65,17 +70,23 @@ def _match_payload(router, text: str) -> dict:
 
 def run(args) -> int:
     cmd = getattr(args, "skills_command", None)
-    cfg = _router_cfg()
+    cfg = _router_cfg(getattr(args, "profile_name", "default"))
     if cmd == "build":
-        from .index import build_index, default_index_dir
+        from ..skill_router.index import build_index, default_index_dir
+        from ..skill_router.scan import hermes_skill_dirs
 
         out = Path(args.out or cfg.index_dir or default_index_dir()).expanduser()
         dirs = [Path(d) for d in args.skills_dir] or None
         meta = build_index(out, dirs, backend=args.backend or cfg.backend, threshold=cfg.threshold)
         print(json.dumps({"index_dir": str(out), **meta}, indent=1))
+        if not meta.get("count"):
+            roots = ", ".join(str(d) for d in (dirs or hermes_skill_dirs())) or "(none)"
+            print(f"warning: found 0 skills in {roots}: the index is empty and no skill can be injected; "
+                  f"check the profile (-p NAME) or pass --skills-dir DIR", file=sys.stderr)
+            return 1
         return 0
     if cmd == "match":
-        from .inject import SkillRouter
+        from ..skill_router.inject import SkillRouter
 
         cfg = cfg.model_copy(update={"enabled": True, "skills_dirs": [*cfg.skills_dirs, *args.skills_dir]})
         router = SkillRouter(cfg, index_dir=Path(args.index).expanduser() if args.index else None)
@@ -101,7 +112,7 @@ def run(args) -> int:
                 print(f"  hint   {s['score']:.3f}  {s['name']}")
         return 0
     if cmd == "trim":
-        from . import trim
+        from ..skill_router import trim
 
         if args.restore:
             ok = trim.restore()
@@ -125,14 +136,3 @@ def yaml_block(disable) -> str:
     import yaml
 
     return yaml.safe_dump({"skills": {"disabled": list(disable)}}, sort_keys=False, allow_unicode=True).rstrip()
-
-
-def main(argv: Optional[list] = None) -> int:
-    parser = argparse.ArgumentParser(prog="hermes-token-router")
-    sub = parser.add_subparsers(dest="command", required=True)
-    add_subcommands(sub)
-    return run(parser.parse_args(argv))
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -1,7 +1,8 @@
 """``route``: show how the router would treat a message, without running Hermes.
 
-Kept apart from the main CLI so the core can mount it with its own ``decide`` (rules plus
-the optional model classifier) while this module stays testable on the rules alone.
+The command uses the full decision the hooks use (rules, then the model classifier when the
+profile's config enables it); ``run_route`` also takes any ``decide`` so it is testable on
+the rules alone.
 
     route "TEXT" [--json]      one decision (plain text, or Decision.to_json())
     route --jsonl < in.jsonl   one {"id", ...decision} line per {"id", "text"} input line
@@ -14,28 +15,51 @@ import json
 import sys
 from typing import Callable, Optional, TextIO
 
-from .decision import Decision
+from ..decision import Decision
 
 Decide = Callable[[str], Decision]
 
 
 def _default_decide() -> Decide:
-    from .rules import default_rules
+    from ..rules import default_rules
 
     return default_rules().classify
 
 
-def add_route_subcommand(subparsers, decide: Optional[Decide] = None) -> argparse.ArgumentParser:
-    """Register ``route`` on an argparse subparsers object; ``decide`` defaults to the rules."""
+def full_decide(profile: str) -> Decide:
+    """The profile's full decision (rules, then the classifier when configured), as the hooks
+    decide it; an invalid config is reported on stderr and the defaults apply."""
+    from ..catalog import load_blurbs
+    from ..config import ConfigStore, RouterConfig
+    from ..paths import shipped
+    from ..router import decide
+
+    parsed, error = ConfigStore().load()
+    if error:
+        print(f"hermes-token-router: {error}", file=sys.stderr)
+    cfg = parsed.for_profile(profile) if parsed is not None else RouterConfig()
+    toolsets = tuple(sorted(load_blurbs(shipped("policy") / "catalog.yaml").items()))
+    return lambda text: decide(text, cfg, toolsets)
+
+
+def add_subcommand(subparsers, common=None, decide: Optional[Decide] = None) -> argparse.ArgumentParser:
+    """Register ``route``; ``decide`` defaults to the profile's full decision."""
     p = subparsers.add_parser("route", help="show the routing decision for a message",
+                              parents=[common] if common is not None else [],
                               description="Show the routing decision for a message.")
     p.add_argument("text", nargs="?", help="the message (omit with --jsonl)")
     fmt = p.add_mutually_exclusive_group()
     fmt.add_argument("--json", action="store_true", help="print the decision as JSON")
     fmt.add_argument("--jsonl", action="store_true",
                      help='read {"id", "text"} lines on stdin, print one decision line each')
-    p.set_defaults(func=run_route, decide=decide)
+    p.set_defaults(run=_run, decide=decide)
     return p
+
+
+def _run(args: argparse.Namespace) -> int:
+    if args.decide is None:
+        args.decide = full_decide(args.profile_name)
+    return run_route(args)
 
 
 def _plain(d: Decision) -> str:
@@ -88,15 +112,3 @@ def run_route(args: argparse.Namespace, stdin: Optional[TextIO] = None,
     else:
         out.write(_plain(decision) + "\n")
     return 0
-
-
-def main(argv: Optional[list] = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m hermes_token_router.route_cli")
-    sub = parser.add_subparsers(dest="command", required=True)
-    add_route_subcommand(sub)
-    args = parser.parse_args(argv)
-    return args.func(args)
-
-
-if __name__ == "__main__":
-    sys.exit(main())
