@@ -26,14 +26,22 @@ def _default_decide() -> Decide:
     return default_rules().classify
 
 
-def full_decide(profile: str) -> Decide:
+def full_decide(profile: str) -> Optional[Decide]:
     """The profile's full decision (rules, then the classifier when configured), as the hooks
-    decide it; an invalid config is reported on stderr and the defaults apply."""
+    decide it. A readable but invalid config is reported on stderr and the rules alone
+    answer; a file that cannot even be read (not UTF-8, not a regular file, too big) is None."""
     from ..catalog import load_blurbs
-    from ..config import ConfigStore, RouterConfig
-    from ..paths import shipped
+    from ..config import ConfigError, ConfigStore, RouterConfig, read_config_text
+    from ..paths import config_path, shipped
     from ..router import decide
 
+    path = config_path()
+    try:
+        if path.exists():
+            read_config_text(path)
+    except (ConfigError, OSError) as exc:
+        print(f"hermes-token-router: {exc}", file=sys.stderr)
+        return None
     parsed, error = ConfigStore().load()
     if error:
         print(f"hermes-token-router: {error}", file=sys.stderr)
@@ -59,6 +67,8 @@ def add_subcommand(subparsers, common=None, decide: Optional[Decide] = None) -> 
 def _run(args: argparse.Namespace) -> int:
     if args.decide is None:
         args.decide = full_decide(args.profile_name)
+        if args.decide is None:
+            return 2
     return run_route(args)
 
 

@@ -108,7 +108,7 @@ def load_index(index_dir: Path) -> LoadedIndex:
     meta = json.loads((index_dir / "index.json").read_text(encoding="utf-8"))
     if not isinstance(meta, dict) or meta.get("version") != INDEX_VERSION:
         raise ValueError(f"index.json version {meta.get('version') if isinstance(meta, dict) else '?'} "
-                         f"is not {INDEX_VERSION}; rebuild with 'hermes-token-router skills build'")
+                         f"is not {INDEX_VERSION}; rebuild with 'skills build -p PROFILE'")
     raw = json.loads((index_dir / "entries.json").read_text(encoding="utf-8"))
     if not isinstance(raw, list):
         raise ValueError("entries.json is not a list")
