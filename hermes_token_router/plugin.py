@@ -15,7 +15,9 @@ What we ask of Hermes, and why each piece is needed:
   sessions carry their own copy with the capability catalog;
 * ``skill_load``: offered only while skill routing is on; loads skills named in the skill
   router's hints and notes, including those Hermes's ``skill_view`` refuses as disabled;
-* ``/router``: on, off, reset, status, with no model call.
+* ``transform_llm_output``: show once, in the reply itself, what silently changes the
+  router (invalid settings, a missing skill index, where the settings file goes);
+* ``/router``: on, off, reset, status, report, doctor, help, with no model call.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from typing import Any
 
 from .catalog import base_schema
 from .commands import RouterCommand
+from .notices import ChatNotices
 from .runtime import RouterRuntime
 from .skill_router import loader as skill_loader
 
@@ -55,7 +58,10 @@ def register(ctx: Any) -> RouterRuntime:
     ctx.register_tool(name=skill_loader.LOAD_TOOL, toolset="router", schema=skill_loader.SCHEMA,
                       handler=runtime.skill_load, check_fn=runtime.skill_load_available,
                       description="Load a skill by name (also skills Hermes has disabled)", emoji="📘")
+    # notices.py: what silently changes the router, shown once in the reply itself.
+    ctx.register_hook("transform_llm_output", ChatNotices(runtime).transform_llm_output)
     # commands.py: /router.
-    ctx.register_command("router", RouterCommand(runtime), description="Tool router: on | off | reset | status",
-                         args_hint="on|off|reset|status")
+    ctx.register_command("router", RouterCommand(runtime),
+                         description="Tool router: status | on | off | reset | report | doctor | help",
+                         args_hint="status|on|off|reset|report|doctor|help")
     return runtime

@@ -48,7 +48,7 @@ def test_route_jsonl_keeps_ids(tmp_path):
 
 def test_route_uses_the_configured_classifier(stub, tmp_path):
     stub.script(Reply(content=json.dumps({"toolsets": ["web"], "intent": "research", "confidence": 0.96})))
-    config = {"global": {"deterministic_rules_enabled": False,
+    config = {"global": {"deterministic_rules_enabled": False, "router_hard_timeout_ms": 30000,  # a cold openai import
                          "classifier": {"enabled": True, "provider": "custom", "base_url": stub.base_url,
                                         "model": "tiny-router", "api_key_env": None}}}
     proc = run(["route", "what's new in the world of compilers?", "--json"], tmp_path, config=config)

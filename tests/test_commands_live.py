@@ -212,9 +212,10 @@ def test_cli_failed_restore_is_retried_next_turn(routed, hermes_cli, capfd, runt
     assert calls["n"] == 2  # never restored again
 
 
-def test_cli_unknown_argument_prints_usage(hermes_cli, capfd):
+def test_cli_unknown_argument_is_named_with_the_commands(hermes_cli, capfd):
     out = command(hermes_cli, capfd, "/router sideways")
-    assert "usage: /router on | off | reset | status" in out
+    assert out.startswith("/router: unknown subcommand 'sideways'")
+    assert "/router status" in out and "/router help" in out
 
 
 # -- gateway --------------------------------------------------------------------------
@@ -328,3 +329,65 @@ def test_tui_status_identifies_its_session_through_the_real_dispatch(routed, age
     output = reply["result"]["output"]
     assert f"session {agent.session_id}: routed" in output
     assert f"{state.tokens_now:,} now vs {state.tokens_full:,} full" in output
+
+
+# -- finding 8: what each subcommand says ------------------------------------------------
+
+def test_cli_unknown_subcommand_is_named_and_help_lists_every_command(hermes_cli, capfd):
+    out = command(hermes_cli, capfd, "/router bogus")
+    assert "unknown subcommand 'bogus'" in out
+    assert "/router report" in out and "/router doctor" in out
+    help_text = command(hermes_cli, capfd, "/router help")
+    for word in ("status", "on", "off", "reset", "report", "doctor", "help"):
+        assert f"/router {word}" in help_text
+
+
+def test_cli_on_off_reset_say_when_they_take_effect(routed, hermes_cli, capfd, runtime):
+    c = hermes_cli
+    out = command(c, capfd, "/router on")
+    assert "/new starts a routed one" in out
+    out = command(c, capfd, "/router off")
+    assert "next turn" in out and "/new" in out
+    out = command(c, capfd, "/router reset")
+    assert "/router switch is cleared" in out and "settings file" in out and "/new" in out
+
+
+def test_cli_status_names_kept_tools_is_current_after_off_and_wraps(routed, hermes_cli, capfd, runtime):
+    c = hermes_cli
+    c.chat("read ./notes.md and summarise it")
+    state = runtime.states.get(c.agent.session_id)
+    kept = [t["function"]["name"] for t in state.committed_tools]
+    out = command(c, capfd, "/router status")
+    assert f"kept tools ({len(kept)} of {len(state.capture.names)})" in out
+    flat = " ".join(out.split())
+    assert ", ".join(kept) in flat
+    kept_lines = out[out.index("kept tools"):].splitlines()
+    assert all(len(line) <= 78 for line in kept_lines[:3])
+    assert "skill router: off" in out
+
+    out = command(c, capfd, "/router off")
+    status = command(c, capfd, "/router status")  # before the next turn: it must not read as still routing
+    assert "OFF (decided by /router off)" in status
+    assert "the router is off now: this session gets its full tool surface back" in status
+
+
+def test_cli_report_and_doctor_in_chat(routed, hermes_cli, capfd, runtime, router_config_path):
+    c = hermes_cli
+    c.chat("read ./notes.md and summarise it")
+    c.new_session(silent=True)  # the ledger line is written when the turn ends
+    out = command(c, capfd, "/router report")
+    assert "tool-schema tokens saved" in out and "tokens over" in out
+    assert "report" in out.splitlines()[-1]  # names the command for the full table
+    out = command(c, capfd, "/router doctor")
+    assert "routing: ON" in out and str(router_config_path) in out
+    assert "doctor --probe" in out
+
+
+def test_gateway_reply_shows_an_invalid_config_once(stub, router_config, router_config_path, gateway):
+    from hermes_token_router.devtools import harness
+
+    harness.write_router_config(router_config_path, {"global": {"enabled": True, "confidence_threshold": 5}})
+    reply = gateway("read ./notes.md and summarise it")
+    assert reply.startswith("[hermes-token-router] the router is OFF: its settings are invalid")
+    assert "confidence_threshold" in reply and reply.endswith("ok")
+    assert gateway("and again") == "ok"
