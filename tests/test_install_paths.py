@@ -68,8 +68,10 @@ def wheel_target():
     src = work / "src"
     shutil.copytree(ROOT, src, symlinks=True, ignore=shutil.ignore_patterns(
         ".venv", ".git", "__pycache__", "*.egg-info", "build", "dist", ".pytest_cache", ".hypothesis"))
-    subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q",
-                    "-w", str(work / "dist"), str(src)], check=True, capture_output=True, timeout=300)
+    build = subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation",
+                            "-w", str(work / "dist"), str(src)], check=True, capture_output=True, text=True,
+                           timeout=300)
+    (work / "build.log").write_text(build.stdout + build.stderr)
     wheels = list((work / "dist").glob("hermes_token_router-*.whl"))
     assert len(wheels) == 1
     target = work / "site"
@@ -130,3 +132,30 @@ def test_pip_install_ships_the_console_script_and_the_rules(tmp_path, wheel_targ
     out = json.loads(proc.stdout)
     assert out["action"] == "narrow" and "terminal" in out["toolsets"]  # the rules came inside the wheel
     assert (wheel_target / "hermes_token_router" / "_data" / "policy" / "rules").is_dir()
+
+
+def test_pip_build_prints_no_setuptools_warnings(wheel_target):
+    """Finding 10: ``pip install .`` printed 223 lines of setuptools warnings."""
+    log = (wheel_target.parent / "build.log").read_text()
+    assert "Successfully built hermes-token-router" in log or "Saved" in log
+    noisy = [line for line in log.splitlines() if "warning" in line.lower() or "deprecat" in line.lower()]
+    assert not noisy, noisy[:10]
+
+
+def test_pip_install_has_the_doctor_and_shows_its_version(stub, tmp_path, wheel_target):
+    """Finding 10: ``hermes-token-router doctor`` exists for a pip install, names the version and the
+    settings file, and finds the entry point the profile loads."""
+    home = tmp_path / "home"
+    harness.prepare_home(home, stub.base_url, install=False)
+    env = _env(home, PYTHONPATH=str(wheel_target))
+    proc = subprocess.run([sys.executable, str(wheel_target / "bin" / "hermes-token-router"), "doctor", "--json"],
+                          env=env, capture_output=True, text=True, timeout=240, cwd=tmp_path)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-2000:]
+    data = json.loads(proc.stdout)
+    assert data["plugin_version"] == "0.3.0" and data["plugin_dir"] is None
+    checks = {c["name"]: c for c in data["checks"]}
+    assert checks["installed"]["detail"].startswith("pip install")
+    assert "v0.3.0 from entrypoint" in checks["loaded by Hermes"]["detail"]
+    assert data["user_config"] == str(home / "token-router" / "config.yaml")
+    assert any("config --set enabled=true" in step and step.startswith("turn it on") for step in data["next_steps"])
+    assert any(step.startswith("turn it on: hermes-token-router config") for step in data["next_steps"])

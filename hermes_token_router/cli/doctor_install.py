@@ -11,6 +11,7 @@ import os
 from pathlib import Path
 from typing import Any, Callable, Dict, Optional, Tuple
 
+from .. import __version__
 from ..paths import PLUGIN_NAME, command_line, directory_install_root, state_dir, user_config_path
 from .doctor_checks import REQUIRED_HOOKS, _quiet
 from .doctor_report import FAIL, INFO, OK, WARN, Report
@@ -157,7 +158,7 @@ def check_loaded(report: Report) -> None:
         return
     p = live[0]
     report.add("install", "loaded by Hermes", OK,
-               f"{p.get('key')} v{p.get('version')} from {p.get('source')}: {p.get('hooks')} hooks, "
+               f"{p.get('key')} v{p.get('version') or __version__} from {p.get('source')}: {p.get('hooks')} hooks, "
                f"{p.get('middleware')} middleware, {p.get('commands')} command(s)")
     runtimes = {id(getattr(cb, "__self__", None)) for cb in hooks["pre_llm_call"]
                 if type(getattr(cb, "__self__", None)).__name__ == "RouterRuntime"}

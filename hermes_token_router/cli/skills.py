@@ -73,17 +73,18 @@ def run(args) -> int:
     cfg = _router_cfg(getattr(args, "profile_name", "default"))
     if cmd == "build":
         from ..skill_router.index import build_index, default_index_dir
-        from ..skill_router.scan import hermes_skill_dirs
+        from ..skill_router.scan import hermes_skill_dirs, scan_skills
 
         out = Path(args.out or cfg.index_dir or default_index_dir()).expanduser()
         dirs = [Path(d) for d in args.skills_dir] or None
+        if not scan_skills(dirs):  # never replace an index with an empty one (a wrong profile, a typo)
+            roots = ", ".join(str(d) for d in (dirs or hermes_skill_dirs())) or "(none)"
+            print(f"warning: found 0 skills in {roots} (profile {getattr(args, 'profile_name', 'default')}); "
+                  f"nothing written to {out}. Pick the profile with -p NAME or pass --skills-dir DIR",
+                  file=sys.stderr)
+            return 1
         meta = build_index(out, dirs, backend=args.backend or cfg.backend, threshold=cfg.threshold)
         print(json.dumps({"index_dir": str(out), **meta}, indent=1))
-        if not meta.get("count"):
-            roots = ", ".join(str(d) for d in (dirs or hermes_skill_dirs())) or "(none)"
-            print(f"warning: found 0 skills in {roots}: the index is empty and no skill can be injected; "
-                  f"check the profile (-p NAME) or pass --skills-dir DIR", file=sys.stderr)
-            return 1
         return 0
     if cmd == "match":
         from ..skill_router.inject import SkillRouter
