@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any, List
 
 from . import __version__
-from .paths import PLUGIN_NAME, command_line, config_path, directory_install_root, state_dir, user_config_path
+from .paths import command_line, config_path, directory_install_root, state_dir, user_config_path
 
 
 def skill_index_state(runtime: Any, cfg: Any, profile: str) -> str:
@@ -81,4 +81,4 @@ def doctor_text(runtime: Any, agent: Any) -> str:
     return "\n".join(lines)
 
 
-__all__ = ["skill_index_state", "report_text", "doctor_text", "PLUGIN_NAME"]
+__all__ = ["skill_index_state", "report_text", "doctor_text"]

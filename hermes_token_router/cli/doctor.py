@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any, List, Optional
 
 from .. import __version__
-from ..paths import PLUGIN_NAME, command_line
+from ..paths import command_line
 from . import doctor_checks as hermes_checks
 from . import doctor_install as install_checks
 from .doctor_report import FAIL, WARN, Report, render
@@ -107,4 +107,4 @@ def main(argv: Optional[List[str]] = None) -> int:
     return cli_main(["doctor", *(sys.argv[1:] if argv is None else argv)])
 
 
-__all__ = ["main", "inspect_profile", "PLUGIN_NAME"]
+__all__ = ["main", "inspect_profile"]
