@@ -130,7 +130,7 @@ def main(argv=None) -> int:
     print(f"capability catalog (request_toolset with its catalog): {catalog:,} tokens, standing in for "
           f"{file_row['off']['tool_tokens'] - file_row['on']['tool_tokens'] + catalog:,} tokens of pruned schemas")
     ledger = cfg_path.parent / "router-ledger.jsonl"
-    from hermes_token_router import report
+    from hermes_token_router.cli import report
     from hermes_token_router.ledger import read_records
 
     records = list(read_records(ledger))
