@@ -511,14 +511,15 @@ def test_minor_report_on_a_non_utf8_ledger_has_no_traceback(tmp_path):
 
 
 def test_minor_diagnostics_reports_a_non_utf8_config_as_a_failure(tmp_path, monkeypatch):
-    from hermes_token_router import diagnose
+    from hermes_token_router.cli import doctor_install
+    from hermes_token_router.cli.doctor_report import FAIL, Report
 
     bad = tmp_path / "config.yaml"
     bad.write_bytes(b"\xff\xfe")
     monkeypatch.setenv("HERMES_TOKEN_ROUTER_CONFIG", str(bad))
-    report = diagnose.Report()
-    diagnose.check_router_config(report, None, tmp_path)
-    assert [c.status for c in report.checks] == [diagnose.FAIL] and "UTF-8" in report.checks[0].detail
+    report = Report()
+    doctor_install.check_router_config(report, None, tmp_path)
+    assert [c.status for c in report.checks] == [FAIL] and "UTF-8" in report.checks[0].detail
 
 
 # -- fuzz: random Unicode, huge inputs and random YAML shapes end in a decision or a clean
