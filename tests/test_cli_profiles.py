@@ -89,7 +89,7 @@ def test_broken_profile_gets_plain_next_steps_for_that_profile(homes):
     out = proc.stdout
     assert "ROUTING PATH: NO" in out
     steps = out[out.index("NEXT STEPS:"):]
-    assert "1. hermes -p routertest plugins enable hermes-token-router --no-allow-tool-override" in steps
+    assert "1. enable it: hermes -p routertest plugins enable hermes-token-router --no-allow-tool-override" in steps
 
 
 def test_unknown_profile_is_named_with_how_to_create_it(homes):

@@ -98,20 +98,20 @@ def check_install(report: Report, home: Path) -> Optional[Path]:
     cfg, error = _hermes_config(home)
     if error:
         report.add("install", "plugins.enabled", FAIL, error,
-                   fix=f"hermes{_p(profile)} plugins enable {PLUGIN_NAME} --no-allow-tool-override")
+                   fix=f"enable it: hermes{_p(profile)} plugins enable {PLUGIN_NAME} --no-allow-tool-override")
     else:
         section = cfg.get("plugins") if isinstance(cfg.get("plugins"), dict) else {}
         enabled = section.get("enabled") if isinstance(section.get("enabled"), list) else []
         disabled = section.get("disabled") if isinstance(section.get("disabled"), list) else []
         if PLUGIN_NAME in disabled:
             report.add("install", "plugins.enabled", FAIL, f"{PLUGIN_NAME} is in plugins.disabled of {home / 'config.yaml'}",
-                       fix=f"hermes{_p(profile)} plugins enable {PLUGIN_NAME} --no-allow-tool-override")
+                       fix=f"enable it: hermes{_p(profile)} plugins enable {PLUGIN_NAME} --no-allow-tool-override")
         elif PLUGIN_NAME in enabled:
             report.add("install", "plugins.enabled", OK, f"listed in plugins.enabled of {home / 'config.yaml'}")
         else:
             report.add("install", "plugins.enabled", FAIL,
                        f"{PLUGIN_NAME} is not in plugins.enabled of {home / 'config.yaml'}: Hermes will not load it",
-                       fix=f"hermes{_p(profile)} plugins enable {PLUGIN_NAME} --no-allow-tool-override")
+                       fix=f"enable it: hermes{_p(profile)} plugins enable {PLUGIN_NAME} --no-allow-tool-override")
     if os.environ.get("HERMES_SAFE_MODE", "").strip().lower() in ("1", "true", "yes", "on"):
         report.add("install", "safe mode", FAIL, "HERMES_SAFE_MODE is set: Hermes skips plugin discovery",
                    fix="unset HERMES_SAFE_MODE")

@@ -73,12 +73,13 @@ def run(args) -> int:
     cfg = _router_cfg(getattr(args, "profile_name", "default"))
     if cmd == "build":
         from ..skill_router.index import build_index, default_index_dir
-        from ..skill_router.scan import hermes_skill_dirs, scan_skills
+        from ..skill_router.host import skill_dirs
+        from ..skill_router.scan import scan_skills
 
         out = Path(args.out or cfg.index_dir or default_index_dir()).expanduser()
         dirs = [Path(d) for d in args.skills_dir] or None
         if not scan_skills(dirs):  # never replace an index with an empty one (a wrong profile, a typo)
-            roots = ", ".join(str(d) for d in (dirs or hermes_skill_dirs())) or "(none)"
+            roots = ", ".join(str(d) for d in (dirs or skill_dirs())) or "(none)"
             print(f"warning: found 0 skills in {roots} (profile {getattr(args, 'profile_name', 'default')}); "
                   f"nothing written to {out}. Pick the profile with -p NAME or pass --skills-dir DIR",
                   file=sys.stderr)
