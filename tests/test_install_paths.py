@@ -98,6 +98,7 @@ def test_pip_entry_point_install_loads_and_narrows(stub, tmp_path, wheel_target)
     assert {"read_file", "request_toolset"} <= after and "terminal" not in after
     # The shipped data came along inside the wheel.
     assert (wheel_target / "hermes_token_router" / "_data" / "policy" / "catalog.yaml").is_file()
+    assert (wheel_target / "hermes_token_router" / "_data" / "policy" / "learned.json").is_file()
     assert not (wheel_target / "hermes_token_router" / "_data" / "__init__.py").exists()
 
 
