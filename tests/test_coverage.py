@@ -18,7 +18,7 @@ from hermes_token_router import learned as learned_mod
 from hermes_token_router.coverage import Coverage, mask_content
 from hermes_token_router.learned import LearnedModel
 from hermes_token_router.prefilter import Filtered, literals
-from hermes_token_router.route_cli import add_route_subcommand, run_route
+from hermes_token_router.cli.route import add_subcommand as add_route_subcommand, run_route
 from hermes_token_router.rules import RuleSet, default_rules, normalize
 
 ROOT = Path(__file__).resolve().parents[1]
