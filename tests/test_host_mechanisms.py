@@ -23,7 +23,9 @@ import types
 
 import pytest
 
-from hermes_token_router import diagnose, host
+from hermes_token_router import host
+from hermes_token_router.cli import doctor_checks as diagnose
+from hermes_token_router.cli.doctor_report import FAIL, Report
 
 
 def paths() -> dict:
@@ -42,11 +44,11 @@ def test_installed_0_19_0_takes_the_synchronous_frame_paths():
         "session tool pin": "none",
         "tool_search defer list": "none",
     }
-    report = diagnose.Report()
+    report = Report()
     diagnose.check_mechanisms(report)
     diagnose.check_agent_lookup(report)
     assert report.hook_thread == "caller thread"
-    assert not [c for c in report.checks if c.status == diagnose.FAIL], report.checks
+    assert not [c for c in report.checks if c.status == FAIL], report.checks
 
 
 # -- the emulated current host -------------------------------------------------------
@@ -110,10 +112,10 @@ def test_current_host_is_recognised_per_mechanism(current_host):
 def test_doctor_accepts_the_helper_frames_and_reports_the_worker_thread(current_host):
     """0.19.0's needles (``build_turn_context`` firing ``pre_llm_call``, ``run_conversation``
     firing ``post_api_request``) no longer match: the doctor must not say "no routing path"."""
-    report = diagnose.Report()
+    report = Report()
     diagnose.check_mechanisms(report)
     diagnose.check_agent_lookup(report)
-    fails = [c for c in report.checks if c.status == diagnose.FAIL]
+    fails = [c for c in report.checks if c.status == FAIL]
     assert not fails, fails
     frames = {c.name: c.detail for c in report.checks if c.area == "agent lookup"}
     assert frames["pre_llm_call frame"].startswith("agent.turn_context._collect_pre_llm_call_context")

@@ -58,7 +58,7 @@ def _router_cfg(profile: str):
 
 def _match_payload(router, text: str) -> dict:
     """The output contract (issue 13): frontmatter names, best first, per tier."""
-    from .inject import no_skill_work
+    from ..skill_router.inject import no_skill_work
 
     res = router.match(text, no_skill_work=no_skill_work(text))
     return {"inject": [{"name": m.entry.name, "score": round(m.score, 4), "via": m.via,
