@@ -77,3 +77,25 @@ def test_gates_fail_on_one_missed_critical_record():
     failed = {g["name"] for g in gates if not g["ok"]}
     # 300/301 = 99.7% clears the recall gate; the critical gate alone tolerates no miss
     assert failed == {"critical-class recall"}
+
+
+def test_seen_blind_batches_gate_on_floors_and_report_release_targets_as_goals():
+    # 96 of 100 recalled: under the 99.5% release target, over the 95% regression floor.
+    rows = [bench.score(rec(["terminal"], critical=True), d("narrow", ["file"]), 0.9) for _ in range(4)]
+    rows += [bench.score(rec(["web"], critical=True), d("narrow", ["web"]), 0.9) for _ in range(96)]
+    for r in rows:
+        r.saved = {"bare": 0.9}
+    summary = {g: bench.summarize(rows, [0.1], ("bare",)) for g in bench.GROUPS}
+    gates, goals = bench.gates_and_goals(summary, ("bare",), blind=True)
+    assert all(g["ok"] for g in gates), [g for g in gates if not g["ok"]]
+    missed = {g["name"] for g in goals if not g["ok"]}
+    assert "required-toolset recall (release target, first contact)" in missed
+    assert "critical-class recall (release target, first contact)" in missed
+    # two more misses (94 of 100) drop both under their floors: CI fails loudly
+    for i in (4, 5):
+        rows[i] = bench.score(rec(["web"], critical=True), d("narrow", ["file"]), 0.9)
+        rows[i].saved = {"bare": 0.9}
+    summary = {g: bench.summarize(rows, [0.1], ("bare",)) for g in bench.GROUPS}
+    gates, _ = bench.gates_and_goals(summary, ("bare",), blind=True)
+    assert {g["name"] for g in gates if not g["ok"]} == {"required-toolset recall (regression floor)",
+                                                          "critical-class recall (regression floor)"}
