@@ -363,13 +363,9 @@ class RouterRuntime:
 
     def _hand_back(self, state: SessionState, reason: str) -> None:
         """Router switched off: restore exactly once; retry next turn if it fails."""
-        try:
-            ok = surface_mutation.restore(state, lock=host.surface_lock)
-            if ok:
-                repin(state)
-        except Exception as exc:
-            ok = False
-            log.warning("hermes-token-router: restore failed (%s); will retry next turn", type(exc).__name__)
+        ok, error = _restore_and_repin(state)
+        if error:
+            log.warning("hermes-token-router: restore failed (%s); will retry next turn", error)
         if ok:
             log.info("surface restored session=%s reason=%s", state.session_id, reason)
         else:
@@ -416,13 +412,9 @@ class RouterRuntime:
         if state is None:
             return
         was_routed = state.narrowed
-        try:
-            ok = surface_mutation.restore(state, lock=host.surface_lock)
-            if ok:
-                repin(state)
-        except Exception as exc:
-            ok = False
-            log.debug("hermes-token-router: restore raised %s", type(exc).__name__)
+        ok, error = _restore_and_repin(state)
+        if error:
+            log.debug("hermes-token-router: restore raised %s", error)
         if state.agent is not None:
             admission_state.mark_restore(state.agent, session_id, ok)
         if ok:
@@ -481,3 +473,15 @@ class RouterRuntime:
             return self.skills.router(cfg.skills)
 
         return self.skills.load(active, args)
+
+
+def _restore_and_repin(state: SessionState) -> Tuple[bool, Optional[str]]:
+    """Hand back the captured surface and re-persist the host's pin without our tool; both the
+    /router off path and the session end need the same pair, and neither may raise."""
+    try:
+        ok = surface_mutation.restore(state, lock=host.surface_lock)
+        if ok:
+            repin(state)
+        return ok, None
+    except Exception as exc:
+        return False, type(exc).__name__
