@@ -1,4 +1,4 @@
-"""Pydantic models for the rule files under ``policy/rules/``.
+"""The rule files under ``policy/rules/``: their pydantic models, and reading one into them.
 
 Rules are data so they can be reviewed, extended and translated without touching code; the
 models exist so that a typo in that data fails loudly at load time (with the file, line and
@@ -8,7 +8,11 @@ key) instead of silently routing requests to the wrong surface at run time.
 from __future__ import annotations
 
 import re
-from typing import Annotated, List, Literal
+from pathlib import Path
+from typing import Annotated, Any, List, Literal, Sequence, Tuple
+
+import yaml
+from pydantic import ValidationError
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator, model_validator
 
@@ -134,3 +138,89 @@ FIXES = {
     "chitchat": "give en/zh pattern lists",
     "capability": "give en/zh pattern lists",
 }
+
+
+_Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
+class PolicyError(Exception):
+    """A rule file cannot be used. ``str(e)`` is one line naming file, line, key and fix."""
+
+    def __init__(self, file: str, line: int, key: str, problem: str, fix: str):
+        self.file, self.line, self.key, self.problem, self.fix = file, line, key, problem, fix
+        super().__init__(f"{file}:{line}: {key}: {problem}; fix: {fix}")
+
+
+# --------------------------------------------------------------------------- reading a rule file
+# One parse gives the data and the node tree, so a validation error names the file and line.
+
+
+def node_line(root: Any, loc: Sequence[Any]) -> int:
+    """1-based line of the YAML node at ``loc`` (or of its deepest existing ancestor)."""
+    node, line = root, (root.start_mark.line + 1 if root is not None else 1)
+    for part in loc:
+        nxt = None
+        if isinstance(node, yaml.MappingNode):
+            for key_node, value_node in node.value:
+                if key_node.value == part:
+                    nxt = value_node
+                    line = key_node.start_mark.line + 1
+                    break
+        elif isinstance(node, yaml.SequenceNode) and isinstance(part, int) and part < len(node.value):
+            nxt = node.value[part]
+        if nxt is None:
+            break
+        node = nxt
+        line = node.start_mark.line + 1
+    return line
+
+
+def _key(loc: Sequence[Any]) -> str:
+    out = ""
+    for part in loc:
+        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
+    return out or "(file)"
+
+
+def _fix_for(loc: Sequence[Any]) -> str:
+    for part in reversed(loc):
+        if isinstance(part, str) and part in FIXES:
+            return FIXES[part]
+    return "see docs/rules.md"
+
+
+def read(path: Path) -> Tuple[Any, Any]:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise PolicyError(path.name, 1, "(file)", f"cannot read ({exc})", "make it a readable UTF-8 file")
+    try:  # one parse (libyaml when present) gives both the node tree, for line numbers, and the data
+        loader = _Loader(text)
+        try:
+            node = loader.get_single_node()
+            data = loader.construct_document(node) if node is not None else None
+        finally:
+            loader.dispose()
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        line = mark.line + 1 if mark is not None else 1
+        problem = str(getattr(exc, "problem", None) or exc).replace("\n", " ")
+        raise PolicyError(path.name, line, "(yaml)", f"not valid YAML ({problem})",
+                          "fix the YAML syntax (quote regexes with single quotes)")
+    if not isinstance(data, dict):
+        raise PolicyError(path.name, 1, "(file)", "expected a mapping at the top level",
+                          "start the file with 'version: 1'")
+    return data, node
+
+
+def validate(model: Any, path: Path) -> Any:
+    data, node = read(path)
+    try:
+        return model.model_validate(data)
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        loc = tuple(err.get("loc", ()))
+        msg = err.get("msg", "invalid").replace("\n", " ")
+        if msg.startswith("Value error, "):
+            msg = msg[len("Value error, "):]
+        raise PolicyError(path.name, node_line(node, loc), _key(loc), msg, _fix_for(loc)) from None
