@@ -39,7 +39,7 @@ def guarded(hook: str):
 
 
 class WarnOnce:
-    """One warning per session, shared by everything that warns about a session's surface."""
+    """Once per key (a session id, or a note's text): shared by everything that warns or notifies once."""
 
     def __init__(self) -> None:
         self._seen: Set[str] = set()

@@ -11,10 +11,9 @@ prepended once per process (per distinct text), never on a subagent's or curator
 from __future__ import annotations
 
 import os
-import threading
-from typing import Any, List, Optional, Set
+from typing import Any, List, Optional
 
-from .failopen import guarded
+from .failopen import WarnOnce, guarded
 from .paths import command_line, user_config_path
 
 SKIP_PLATFORMS = frozenset({"subagent", "curator"})
@@ -25,15 +24,14 @@ class ChatNotices:
     def __init__(self, runtime: Any) -> None:
         self.runtime = runtime
         self.debug = runtime.debug  # the fail-open wall notes errors here
-        self._shown: Set[str] = set()
-        self._lock = threading.Lock()
+        self._shown = WarnOnce()  # keyed by the note's text: each note once per process
 
     @guarded("transform_llm_output")
     def transform_llm_output(self, response_text: str = "", session_id: str = "", platform: str = "",
                              **kwargs: Any) -> Optional[str]:
         if platform in SKIP_PLATFORMS or not isinstance(response_text, str):
             return None
-        fresh = [n for n in self.pending(session_id) if self._first(n)]
+        fresh = [n for n in self.pending(session_id) if self._shown.first(n)]
         if not fresh:
             return None
         return "\n".join(PREFIX + n for n in fresh) + "\n\n" + response_text
@@ -58,10 +56,3 @@ class ChatNotices:
                 notes.append(f"the skill router is on but has no usable index, so it matches nicknames only: "
                              f"{status['index_error']}")
         return notes
-
-    def _first(self, note: str) -> bool:
-        with self._lock:
-            if note in self._shown:
-                return False
-            self._shown.add(note)
-            return True
