@@ -34,6 +34,7 @@ from typing import Dict, FrozenSet, Iterable, List, Mapping, Optional, Sequence,
 import yaml
 
 from .dynamic_shapes import WEIGHT, shapes_in, shapes_of
+from .normalize import CJK as _CJK
 
 NAME, PHRASE, TERM, DESC = 2.0, 2.0, 1.0, 0.5
 STRONG, WEAK = 2.0, 1.0
@@ -43,7 +44,6 @@ NEAR = 3  # words between an integration's name and one of its terms that still 
 _CACHE_MAX = 32
 
 _WORD = re.compile(r"#[a-z][\w-]*|[a-z][a-z0-9]*|[\u3400-\u9fff\uf900-\ufaff]+")
-_CJK = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]")
 _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
 
 

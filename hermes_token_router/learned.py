@@ -27,11 +27,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Dict, List, Optional, Set, Tuple
 
+from .normalize import CJK_RUN as _CJK_RUN
+
 log = logging.getLogger("hermes_token_router")
 
 WEIGHTS_FILE = "learned.json"
 _WORD = re.compile(r"[a-z0-9_][a-z0-9_'.-]*")
-_CJK_RUN = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]+")
 _warned: set = set()
 
 

@@ -36,6 +36,10 @@ _LOOKALIKE = str.maketrans({
     "\u03c5": "u", "\u03c7": "x", "\u0261": "g", "\u0269": "i", "\u026a": "i", "\u0131": "i", "\u1d0f": "o",
     "\u1d1b": "t", "\u0578": "n", "\u057c": "n", "\u0585": "o", "\u0566": "q",
 })
+# Han characters (unified, extension A, compatibility): what the rules, the learned model and the
+# dynamic index each treat as "Chinese", one definition so they cannot drift apart.
+CJK = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]")
+CJK_RUN = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]+")
 _LATIN = re.compile(r"[a-z]")
 _WORD = re.compile(r"[^\s'\"]+")
 

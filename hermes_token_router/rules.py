@@ -27,7 +27,7 @@ from typing import Any, Dict, FrozenSet, List, Optional, Sequence, Set, Tuple
 
 from .coverage import COMPANIONS_FILE, COVERAGE_FILE, Coverage, mask_content
 from .decision import Decision, full_surface
-from .normalize import fold
+from .normalize import CJK as _CJK, fold
 from .learned import WEIGHTS_FILE, LearnedModel
 from .prefilter import Filtered, LiteralScanner
 from .paths import shipped
@@ -67,7 +67,6 @@ def _compile(patterns: Sequence[str], repeat: bool = False) -> Optional[re.Patte
     return re.compile(body)  # text is lower-cased already; IGNORECASE defeats prefix scans
 
 
-_CJK = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]")
 
 
 class _Bilingual:
