@@ -58,6 +58,7 @@ class ThreadedDispatch:
     manager: Any
     timeout_s: float = 30.0
     suppression_s: float = SUPPRESSION_S
+    clock: Callable[[], float] = time.monotonic  # injectable, so the 60 s window is tested without sleeping
     events: List[Event] = field(default_factory=list)
     _lock: threading.Lock = field(default_factory=threading.Lock)
     _suppressed_until: Dict[Tuple[str, int], float] = field(default_factory=dict)
@@ -113,7 +114,7 @@ class ThreadedDispatch:
         token = object()
         with self._lock:
             until = self._suppressed_until.get(key)
-            if gate in self._running or (until is not None and until > time.monotonic()):
+            if gate in self._running or (until is not None and until > self.clock()):
                 self.events.append(Event(hook_name, getattr(cb, "__name__", repr(cb)), "skipped"))
                 return True, None
             self._running[gate] = token
@@ -137,7 +138,7 @@ class ThreadedDispatch:
         threading.Thread(target=runner, name=name, daemon=True).start()
         if not done.wait(self.timeout_s):  # abandoned, never joined
             with self._lock:
-                self._suppressed_until[key] = time.monotonic() + self.suppression_s
+                self._suppressed_until[key] = self.clock() + self.suppression_s
             self._note(hook_name, cb, "timeout")
             return True, None
         if "exc" in out:
