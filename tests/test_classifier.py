@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import logging
+import threading
 import time
 
 import pytest
@@ -292,24 +293,47 @@ def test_timeout_is_capped_by_the_hard_deadline(stub, warm):
     assert elapsed <= 0.250 + SLACK_S
 
 
-def test_hung_workers_are_capped(stub, warm, monkeypatch):
+def classifier_threads() -> list:
+    return [t for t in threading.enumerate() if t.name == "hermes-token-router-classifier"]
+
+
+def test_abandoned_workers_are_capped_and_a_full_cap_starts_no_worker(stub, warm, monkeypatch):
     """A worker stuck where no socket timeout reaches (e.g. a DNS lookup) keeps its slot
-    past its caller's deadline; once all slots are held, calls fail open at once."""
-    import threading
-    monkeypatch.setattr(clf, "_in_flight", threading.BoundedSemaphore(1))
+    past its caller's deadline. Once every slot is held by an abandoned worker, a call fails
+    open at once without starting another; when the stuck workers end, their slots return."""
+    cap = 2
+    monkeypatch.setattr(clf, "_in_flight", threading.BoundedSemaphore(cap))
+    unstick = threading.Event()
     real_call = clf._call
 
-    def stuck_then_real(*args):
-        time.sleep(0.5)
-        return real_call(*args)
-    monkeypatch.setattr(clf, "_call", stuck_then_real)
-    assert run(stub, hard_timeout_ms=100).reason == "classifier:timeout"
-    d, elapsed = timed(lambda: run(stub, hard_timeout_ms=1000))
-    assert d.reason == "classifier:busy" and elapsed < 0.1
+    def stuck(*args):
+        unstick.wait(10)
+        raise clf._Fail("classifier:connection_error")
+
+    monkeypatch.setattr(clf, "_call", stuck)
+    before = set(classifier_threads())
+    try:
+        for _ in range(cap):
+            assert run(stub, hard_timeout_ms=50).reason == "classifier:timeout"
+        abandoned = [t for t in classifier_threads() if t not in before]
+        assert len(abandoned) == cap and all(t.is_alive() for t in abandoned)
+        d = run(stub, hard_timeout_ms=5000)
+        assert (d.action, d.reason) == ("full", "classifier:busy")
+        assert d.latency_ms < 1000, "a full cap must not wait for the deadline"
+        assert [t for t in classifier_threads() if t not in before] == abandoned, "a worker was started"
+    finally:
+        unstick.set()
+        for t in classifier_threads():
+            t.join(5)
     monkeypatch.setattr(clf, "_call", real_call)
-    end = time.time() + 3
-    while time.time() < end and not clf._in_flight.acquire(blocking=False):
-        time.sleep(0.02)
-    clf._in_flight.release()
     stub.script(answer())
+    assert run(stub).action == "narrow"  # both slots came back
+
+
+def test_a_timeout_is_not_remembered(stub, warm):
+    """No suppression window: after a timeout the next call asks the server again (each
+    call is bounded by its own deadline and the worker cap, not by a memory of failures)."""
+    stub.script(Reply(content=answer(), delay_s=1.0), answer())
+    assert run(stub, hard_timeout_ms=200).reason == "classifier:timeout"
     assert run(stub).action == "narrow"
+    assert len(stub.chat_requests()) == 2

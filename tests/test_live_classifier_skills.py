@@ -37,6 +37,39 @@ def test_failing_classifier_keeps_full_surface_and_turn_completes(stub, router_c
     assert stub.chat_requests()[1].tool_names == full
 
 
+def test_classifier_past_its_deadline_leaves_the_turn_to_go_on_with_the_full_surface(
+        stub, router_config, agent_factory, runtime):
+    """The classifier's reply is held until the agent's own request has arrived: the turn
+    can only get there if the router walked away from the classifier at its deadline."""
+    import threading
+
+    router_config(enabled=True, router_hard_timeout_ms=300,
+                  classifier={"enabled": True, "provider": "custom", "base_url": stub.base_url,
+                              "model": "tiny-router", "api_key_env": None})
+    agent_asked = threading.Event()
+
+    def responder(body):
+        if body.get("model") == "tiny-router":  # would narrow to files, had it been in time
+            agent_asked.wait(10)
+            return Reply(content=json.dumps({"toolsets": ["file"], "intent": "file_ops", "confidence": 0.97}))
+        agent_asked.set()
+        return Reply(content="ok")
+
+    stub.responder = responder
+    try:
+        agent = agent_factory()
+        full = [t["function"]["name"] for t in agent.tools]
+        result = agent.run_conversation(VAGUE)
+    finally:
+        agent_asked.set()
+        stub.responder = None
+    assert result.get("final_response") == "ok"
+    classifier_req, turn_req = stub.chat_requests()[:2]
+    assert classifier_req.body["model"] == "tiny-router"
+    assert turn_req.tool_names == full
+    assert runtime.states.get(agent.session_id).decision.reason == "classifier:timeout"
+
+
 def write_skill(home, name: str, frontmatter: str, body: str) -> None:
     skill_dir = home / "skills" / "ops" / name
     skill_dir.mkdir(parents=True, exist_ok=True)
