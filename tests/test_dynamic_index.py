@@ -218,3 +218,35 @@ def test_a_huge_or_odd_request_is_cheap_and_safe(index):
     assert strong(index, text) == {"mcp-slack"}
     assert time.perf_counter() - t0 < 0.5
     assert index.match(None) == () and index.match("") == ()
+
+
+# -- disguised text: the index reads a request the way the rules do ---------------------
+# Each pair: a plain request and the same request as a phone, an editor or a hostile paste
+# writes it. The index must find exactly what it finds in the plain one.
+UNCHANGED_BY_DISGUISE = [
+    ("list the open pull requests on github for acme/api", "list the open pull requests on ｇｉｔｈｕｂ for acme/api"),
+    ("find the notion page for the Q3 roadmap", "find the ｎｏｔｉｏｎ ｐａｇｅ for the Q3 roadmap"),
+    ("post 'deploy finished' to #eng on slack", "post \u2018deploy finished\u2019 to #eng on slack"),
+    ('open the "Hiring" database in notion', "open the \u201cHiring\u201d database in notion"),
+    ("在github上列出acme/api所有未合并的拉取请求", "在ｇｉｔｈｕｂ上列出acme/api所有未合并的拉取请求"),
+    ("往 Notion 的招聘数据库里加一行", "往 Ｎｏｔｉｏｎ 的招聘数据库里加一行"),
+    ("спасибо, post it to slack", "спасибо, post it to slack"),  # a whole Cyrillic word stays Cyrillic
+]
+HIDDEN_WORDS = [
+    ("list the open pull requests on github for acme/api", "list the open pull requests on git\u200bhub for acme/api"),
+    ("post the build log to slack", "post the build log to sl\u00adack"),
+    ("find the notion page for the Q3 roadmap", "find the n\u043eti\u043en page for the Q3 roadmap"),
+    ("list the open pull requests on github for acme/api", "list the open pull requests on g\u0456thub for acme/api"),
+    ("post the build log to slack", "post the build log to sl\u0430ck"),
+]
+
+
+@pytest.mark.parametrize("plain, disguised", UNCHANGED_BY_DISGUISE)
+def test_full_width_quotes_and_chinese_match_like_plain_text(index, plain, disguised):
+    assert index.match(disguised) == index.match(plain) != ()
+
+
+@pytest.mark.xfail(strict=True, reason="the index's own normalize keeps invisible characters and look-alikes")
+@pytest.mark.parametrize("plain, disguised", HIDDEN_WORDS)
+def test_invisible_characters_and_look_alikes_do_not_hide_a_name(index, plain, disguised):
+    assert index.match(disguised) == index.match(plain) != ()
