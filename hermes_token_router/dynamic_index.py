@@ -4,8 +4,10 @@ Why a per-session index: the static rules only know Hermes's built-in toolsets, 
 users who pay most for schemas run integrations the rules have never seen (``mcp-github``,
 ``mcp-notion`` ...). What an integration offers is in its own tool names and descriptions,
 so the index is built from exactly those, at bind time, for the surface the session has.
-It is lexical and cheap: a request is split into words (Chinese into character bigrams,
-matched through a small vocabulary in ``policy/dynamic.yaml``) and looked up in a table of
+It is lexical and cheap: a request is folded as the rules fold it (``normalize.fold``, so a
+zero-width character or a Cyrillic letter cannot hide "github"), split into words (Chinese
+into character bigrams, matched through a small vocabulary in ``policy/dynamic.yaml``) and
+looked up in a table of
 
 * **names**: the server or toolset name ("github"). An ordinary word ("slack", "linear",
   "notion") counts fully only when the request treats it as the integration: a lead-in
@@ -25,7 +27,6 @@ from __future__ import annotations
 
 import re
 import threading
-import unicodedata
 from collections import OrderedDict
 from dataclasses import dataclass
 from pathlib import Path
@@ -34,7 +35,7 @@ from typing import Dict, FrozenSet, Iterable, List, Mapping, Optional, Sequence,
 import yaml
 
 from .dynamic_shapes import WEIGHT, shapes_in, shapes_of
-from .normalize import CJK as _CJK
+from .normalize import CJK as _CJK, CJK_RUN, fold
 
 NAME, PHRASE, TERM, DESC = 2.0, 2.0, 1.0, 0.5
 STRONG, WEAK = 2.0, 1.0
@@ -43,7 +44,7 @@ MAX_CHARS = 4000
 NEAR = 3  # words between an integration's name and one of its terms that still corroborate it
 _CACHE_MAX = 32
 
-_WORD = re.compile(r"#[a-z][\w-]*|[a-z][a-z0-9]*|[\u3400-\u9fff\uf900-\ufaff]+")
+_WORD = re.compile(r"#[a-z][\w-]*|[a-z][a-z0-9]*|" + CJK_RUN.pattern)
 _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
 
 
@@ -75,14 +76,14 @@ class Vocabulary:
 
         def table(key: str) -> Dict[str, Tuple[str, ...]]:
             raw = data.get(key) or {}
-            return {normalize(str(k)): tuple(normalize(str(v)) for v in (vals or ())) for k, vals in raw.items()}
+            return {fold(str(k)): tuple(fold(str(v)) for v in (vals or ())) for k, vals in raw.items()}
 
         def words(key: str) -> FrozenSet[str]:
-            return frozenset(stem(normalize(str(w))) for w in (data.get(key) or ()))
+            return frozenset(stem(fold(str(w))) for w in (data.get(key) or ()))
 
         return cls(table("synonyms"), table("zh"), words("generic"), frozenset(
-            normalize(str(w)) for w in (data.get("lead_in") or ())), words("verbs"),
-            frozenset(normalize(str(w)) for w in (data.get("not_identifiers") or ())))
+            fold(str(w)) for w in (data.get("lead_in") or ())), words("verbs"),
+            frozenset(fold(str(w)) for w in (data.get("not_identifiers") or ())))
 
 
 @dataclass(frozen=True)
@@ -91,10 +92,6 @@ class Match:
     score: float
     strong: bool
     evidence: Tuple[str, ...]
-
-
-def normalize(text: str) -> str:
-    return " ".join(unicodedata.normalize("NFKC", text).lower().split())
 
 
 def stem(word: str) -> str:
@@ -153,7 +150,7 @@ class DynamicIndex:
                         own.update((a, b))
                 for kind in shapes_of(description or ""):
                     self._shapes.setdefault(kind, set()).add(ts.name)
-                for w in _WORD.findall(normalize(description or "")):
+                for w in _WORD.findall(fold(description or "")):
                     if _CJK.match(w):
                         for bg in bigrams(w):
                             self._cjk.setdefault(bg, {})[ts.name] = DESC
@@ -193,7 +190,7 @@ class DynamicIndex:
         out: List[str] = []
         grams: Set[str] = set()
         memo = self._memo
-        for raw in _WORD.findall(normalize(text)):
+        for raw in _WORD.findall(fold(text)):
             if raw[0] >= "\u3400":
                 grams |= bigrams(raw)
                 out.append("\x00")  # a CJK run separates Latin words and marks adjacency

@@ -246,7 +246,6 @@ def test_full_width_quotes_and_chinese_match_like_plain_text(index, plain, disgu
     assert index.match(disguised) == index.match(plain) != ()
 
 
-@pytest.mark.xfail(strict=True, reason="the index's own normalize keeps invisible characters and look-alikes")
 @pytest.mark.parametrize("plain, disguised", HIDDEN_WORDS)
 def test_invisible_characters_and_look_alikes_do_not_hide_a_name(index, plain, disguised):
     assert index.match(disguised) == index.match(plain) != ()
