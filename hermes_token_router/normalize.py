@@ -54,6 +54,8 @@ def _unmask(match: "re.Match[str]") -> str:
 def fold(text: str) -> str:
     """Lower-cased, NFKC, quotes folded, invisible characters gone, disguised letters
     mapped, whitespace collapsed to single spaces."""
+    if text.isascii():  # nothing to fold but case: every step below only touches non-ASCII
+        return " ".join(text.lower().split())
     text = unicodedata.normalize("NFKC", text)
     text = _INVISIBLE.sub("", text).translate(_QUOTES).lower()
     text = _WORD.sub(_unmask, text)
