@@ -85,7 +85,7 @@ class Surface:
         self.catalog_text = p.catalog_text
 
     def plan(self, toolsets: Sequence[str]):
-        from hermes_token_router.runtime import plan_on_host
+        from hermes_token_router.session_plan import plan_on_host
 
         return plan_on_host(self.capture, toolsets, self.cfg, self.blurbs)
 

@@ -4,7 +4,7 @@ Benchmarks need "how many tool-schema tokens would the router's surface cost for
 decision?" without running a conversation per record. This builds the two baselines the
 release gates use (a bare CLI profile as Hermes builds it, and the same toolsets with every
 availability check forced on) and runs the *same* planner the live hook runs
-(``surface_mutation.plan`` through ``runtime.plan_on_host``), counting with Hermes's own
+(``surface_mutation.plan`` through ``session_plan.plan_on_host``), counting with Hermes's own
 estimator.
 """
 
@@ -109,7 +109,7 @@ class Baselines:
         if key not in self._cache:
             from hermes_token_router.catalog import load_blurbs
             from hermes_token_router.paths import shipped
-            from hermes_token_router.runtime import plan_on_host
+            from hermes_token_router.session_plan import plan_on_host
 
             p = plan_on_host(self.surfaces[baseline], toolsets, self.cfg, load_blurbs(shipped("policy") / "catalog.yaml"))
             # The live router keeps the full surface when narrowing would not save anything.

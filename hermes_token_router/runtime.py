@@ -17,7 +17,7 @@ import logging
 import threading
 import time
 import weakref
-from typing import Any, Callable, Dict, Iterable, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, Optional, Tuple
 
 from . import admission, admission_state, dynamic_binding, host, surface_mutation
 from .admission_state import AdmissionBinding
@@ -31,9 +31,10 @@ from .normalize import message_text
 from .paths import shipped, state_dir
 from .recovery import Recovery
 from .router import decide, with_floor
+from .session_plan import catalog_text, plan_on_host
 from .session_state import FULL, ROUTED, SessionState, StateRegistry
 from .skill_router.sessions import SkillSessions
-from .surface import Capture, fold_onto, tool_name
+from .surface import fold_onto, tool_name
 
 log = logging.getLogger("hermes_token_router")
 
@@ -65,28 +66,6 @@ def repin(state: SessionState) -> None:
     agent = state.agent
     if agent is not None and agent.session_id == state.session_id:
         host.persist_pin(agent, [tool_name(t) for t in agent.tools])
-
-
-def catalog_text(capture: Capture, blurbs: dict) -> str:
-    """The session's capability catalog, with the host's availability and descriptions."""
-    owners = surface_mutation.catalog_owners(capture)
-    # An MCP/plugin toolset is described by its tool names; a deferred one (behind Hermes's
-    # tool_search) by the deferred names the capture recorded for it.
-    dynamic = {o: [host.short_tool_name(n, o) for n in (capture.tools_of(o) or capture.deferred.get(o, ()))]
-               for o in owners if host.is_dynamic_toolset(o)}
-    return surface_mutation.build_catalog(capture, blurbs, host.available_by_owner(owners),
-                                          host.toolset_descriptions(owners), dynamic)
-
-
-def plan_on_host(capture: Capture, toolsets: Sequence[str], cfg: RouterConfig, blurbs: dict, *,
-                 catalog: Optional[str] = None, router_definition: Optional[dict] = None,
-                 extra_keep: Iterable[str] = ()) -> "surface_mutation.Plan":
-    """``surface_mutation.plan`` given this Hermes's answers (static toolset members, the
-    catalog, its own token estimate); shared with the benchmark's offline pricing."""
-    return surface_mutation.plan(capture, toolsets, cfg, static=host.static_members(toolsets),
-                                 catalog_text=catalog if catalog is not None else catalog_text(capture, blurbs),
-                                 estimate=host.estimate_tokens, router_definition=router_definition,
-                                 extra_keep=extra_keep)
 
 
 class RouterRuntime:

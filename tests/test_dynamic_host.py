@@ -33,12 +33,12 @@ def test_catalog_names_the_tools_of_a_deferred_integration(runtime, plugin_modul
     """With Hermes's tool_search active the MCP tools are not in the surface; the catalog
     still says what the integration offers, from the deferred names the capture recorded."""
     surface = plugin_module("surface")
-    runtime_mod = plugin_module("runtime")
+    session_plan = plugin_module("session_plan")
     names = ("read_file", "tool_search", "tool_call")
     cap = surface.Capture(tools=[{"type": "function", "function": {"name": n}} for n in names],
                           valid_tool_names=set(names), names=names,
                           owners={"read_file": "file", "tool_search": None, "tool_call": None},
                           deferred={"mcp-github": ("mcp__github__list_pull_requests", "mcp__github__create_issue")})
-    text = runtime_mod.catalog_text(cap, {})
+    text = session_plan.catalog_text(cap, {})
     line = next(x for x in text.splitlines() if x.startswith("- mcp-github"))
     assert "list_pull_requests" in line and "create_issue" in line and "via tool_search" in line

@@ -33,7 +33,7 @@ def call(name):
 def test_32_threads_recovering_different_toolsets_never_lose_a_tool(file_sessions, agent_factory, runtime,
                                                                     plugin_module):
     mutation = plugin_module("surface_mutation")
-    runtime_mod = plugin_module("runtime")
+    session_plan = plugin_module("session_plan")
     host = plugin_module("host")
     surface = plugin_module("surface")
     agent = agent_factory()
@@ -43,7 +43,7 @@ def test_32_threads_recovering_different_toolsets_never_lose_a_tool(file_session
     assert state is not None and state.narrowed
     cap = state.capture
     cfg, _, _ = runtime.settings(agent)
-    base = runtime_mod.plan_on_host(cap, state.loaded_toolsets, cfg, runtime.blurbs, catalog=state.catalog_text,
+    base = session_plan.plan_on_host(cap, state.loaded_toolsets, cfg, runtime.blurbs, catalog=state.catalog_text,
                                     router_definition=state.router_definition)
     assert base.keep == state.keep
     owners = [o for o in cap.owner_order() if o != "router" and not set(cap.tools_of(o)) <= base.keep]
