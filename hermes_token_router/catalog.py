@@ -137,15 +137,21 @@ def distinctiveness(tools_by_toolset: Mapping[str, Sequence[str]]) -> Dict[str, 
     return out
 
 
-def dynamic_blurbs(tools_by_toolset: Mapping[str, Sequence[str]],
-                   budget: int = DYNAMIC_BUDGET_CHARS) -> Dict[str, str]:
-    """One tool-list blurb per dynamic toolset, sharing ``budget`` in proportion to size."""
+def dynamic_blurbs(tools_by_toolset: Mapping[str, Sequence[str]], budget: int = DYNAMIC_BUDGET_CHARS,
+                   max_each: Optional[int] = None) -> Dict[str, str]:
+    """One tool-list blurb per dynamic toolset, sharing ``budget`` in proportion to size;
+    ``max_each`` caps one toolset's share (a reader with a shorter line per toolset, such as
+    the classifier's prompt, gets the same list cut by the same ranking, not mid-name)."""
     if not tools_by_toolset:
         return {}
     rank = distinctiveness(tools_by_toolset)
     total = sum(len(", ".join(t)) + 8 for t in tools_by_toolset.values()) or 1
-    return {ts: tools_blurb(tools, max(DYNAMIC_MIN_CHARS, budget * (len(", ".join(tools)) + 8) // total), rank[ts])
-            for ts, tools in tools_by_toolset.items()}
+
+    def share(tools: Sequence[str]) -> int:
+        chars = max(DYNAMIC_MIN_CHARS, budget * (len(", ".join(tools)) + 8) // total)
+        return min(chars, max_each) if max_each is not None else chars
+
+    return {ts: tools_blurb(tools, share(tools), rank[ts]) for ts, tools in tools_by_toolset.items()}
 
 
 def router_definition(catalog_text: str) -> dict:

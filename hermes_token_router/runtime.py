@@ -31,7 +31,7 @@ from .normalize import message_text
 from .paths import shipped, state_dir
 from .recovery import Recovery
 from .router import decide, with_floor
-from .session_plan import catalog_text, plan_on_host
+from .session_plan import catalog_text, classifier_toolsets, plan_on_host
 from .session_state import FULL, ROUTED, SessionState, StateRegistry
 from .skill_router.sessions import SkillSessions
 from .surface import fold_onto, tool_name
@@ -251,7 +251,7 @@ class RouterRuntime:
                extra: Tuple[str, ...], started: float, ticket: Optional["_Ticket"] = None,
                envelope: Any = None) -> None:
         capture = host.capture(agent)
-        available = [(o, self.blurbs.get(o, "")) for o in capture.owner_order() if o != surface_mutation.ROUTER_TOOLSET]
+        available = classifier_toolsets(capture, self.blurbs)
         remembered = self.states.recall(session_id)
         index = None
         if envelope is not None and (not admission.may_prune(envelope) or envelope.names != capture.names):

@@ -22,10 +22,11 @@ COMPOUND = "read ./notes.md and then open a github issue in acme/api summarising
 FILE_ONLY = "read ./notes.md and summarise it"
 
 
-def first_request(stub, tmp_path: Path, prompt: str, *, enabled: bool, tool_search: str = "off",
-                  label: str = "") -> list:
+def chat_requests(stub, tmp_path: Path, prompt: str, *, enabled: bool, tool_search: str = "off",
+                  label: str = "", **router_global) -> list:
+    """Every chat request of one ``hermes chat -q`` turn, in order."""
     home = tmp_path / f"home-{label or ('on' if enabled else 'off')}"
-    harness.prepare_home(home, stub.base_url, router_config={"global": {"enabled": enabled}},
+    harness.prepare_home(home, stub.base_url, router_config={"global": {"enabled": enabled, **router_global}},
                          hermes_extra=heavy.hermes_extra(["github"], tool_search=tool_search))
     (tmp_path / "notes.md").write_text("# Notes\n- the login page times out after 30s\n")
     env = harness.offline_env()
@@ -36,9 +37,12 @@ def first_request(stub, tmp_path: Path, prompt: str, *, enabled: bool, tool_sear
     proc = subprocess.run([str(BIN / "hermes"), "chat", "-q", prompt], env=env, cwd=tmp_path,
                           stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=240)
     assert proc.returncode == 0, proc.stderr[-2000:]
-    reqs = [r for r in stub.chat_requests() if r.tools]
-    assert reqs, proc.stdout[-2000:] + proc.stderr[-2000:]
-    return reqs[0].tool_names
+    assert any(r.tools for r in stub.chat_requests()), proc.stdout[-2000:] + proc.stderr[-2000:]
+    return stub.chat_requests()
+
+
+def first_request(stub, tmp_path: Path, prompt: str, **kwargs) -> list:
+    return [r for r in chat_requests(stub, tmp_path, prompt, **kwargs) if r.tools][0].tool_names
 
 
 def github(names) -> set:
@@ -90,3 +94,18 @@ def test_router_status_shows_the_routed_dynamic_toolset(stub, tmp_path):
     assert proc.returncode == 0, proc.stderr[-2000:]
     status = proc.stdout.split("=====STATUS=====", 1)[-1]
     assert "dynamic toolsets routed: mcp-github (of mcp-github, mcp-slack)" in status, proc.stdout[-3000:]
+
+
+def test_the_classifier_is_shown_what_the_mcp_server_offers(stub, tmp_path):
+    """With the rules off the model classifier decides; the integration it may name is
+    described by its tool names (as in the catalog), not offered as a bare ``mcp-github``."""
+    reqs = chat_requests(stub, tmp_path, "can you look at this", enabled=True, label="classifier",
+                         deterministic_rules_enabled=False,
+                         classifier={"enabled": True, "provider": "custom", "base_url": stub.base_url,
+                                     "model": "tiny-router", "api_key_env": None})
+    asked = [r for r in reqs if (r.body or {}).get("model") == "tiny-router"]
+    assert len(asked) == 1, [r.body.get("model") for r in reqs]
+    system = asked[0].body["messages"][0]["content"]
+    line = next(x for x in system.splitlines() if x.startswith("- mcp-github"))
+    assert line.startswith("- mcp-github: 20 tools, e.g. ") and line.endswith(" more)"), line
+    assert "mcp__" not in line and "pull_request" in line, line
