@@ -408,6 +408,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     rules = default_rules()
     variants = [("rules", rules.without_learned())]
     if rules.learned is not None and not args.no_learned:
+        if rules.learned.miss_share > 0:  # the unpriced union, for comparison (not gated)
+            variants.append(("rules+learned(flat)", rules.with_flat_learned()))
         variants.append(("rules+learned", rules))
     elif not args.no_learned:
         print("note: learned model unavailable (policy/learned.json); rules only")

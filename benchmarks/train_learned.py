@@ -112,6 +112,20 @@ def export(W: np.ndarray, cols: List[int], records: List[dict]) -> Tuple[Dict[st
     return dict(sorted(weights.items())), len(by_bucket)
 
 
+def typical_shares(labels: Sequence[str]) -> Dict[str, float]:
+    """Each label's share of schema tokens on the bare CLI surface, or on the forced surface
+    (every toolset enabled) for one the bare profile lacks: the price of adding it where it
+    exists. The live router replaces these with the session's own surface."""
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from offline_surface import Baselines  # noqa: E402  (needs the Hermes test venv)
+
+    from hermes_token_router import host
+
+    base = Baselines.load()
+    bare, forced = (base.surfaces[n].shares(host.estimate_tokens) for n in ("bare", "forced"))
+    return {lab: round(bare.get(lab, forced.get(lab, 0.0)), 4) for lab in labels if lab in bare or lab in forced}
+
+
 def main(argv: Sequence[str] = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--data", type=Path, nargs="+", default=[ROOT / "corpus" / "routing.jsonl", ROOT / "corpus" / "blind"])
@@ -121,6 +135,9 @@ def main(argv: Sequence[str] = None) -> int:
     ap.add_argument("--iters", type=int, default=400)
     ap.add_argument("--union-at", type=float, default=0.9)
     ap.add_argument("--disagree-at", type=float, default=0.02)
+    ap.add_argument("--miss-share", type=float, default=0.1,
+                    help="price of a miss as a share of the full surface (0: one threshold for all)")
+    ap.add_argument("--floor-p", type=float, default=0.3, help="never add a toolset below this probability")
     args = ap.parse_args(argv)
 
     records, digests = read([p if p.is_absolute() else ROOT / p for p in args.data])
@@ -136,6 +153,9 @@ def main(argv: Sequence[str] = None) -> int:
         "union_at": args.union_at,
         "disagree_at": args.disagree_at,
         "max_chars": 1000,
+        "miss_share": args.miss_share,
+        "floor_p": args.floor_p,
+        "shares": typical_shares(labels),
         "training": {
             "command": "python benchmarks/train_learned.py " + " ".join(argv if argv is not None else sys.argv[1:]),
             "data": [{"file": p, "sha256": h} for p, h in digests],

@@ -12,7 +12,9 @@ training features that fall into it, so inference is one dict look-up per featur
 
 It never narrows on its own. Where it is confident about a toolset the rules missed, the
 decision gets the union; where it confidently wants something else and gives none of the
-rules' toolsets any credit, the router abstains. A missing or corrupt weights file means
+rules' toolsets any credit, the router abstains. "Confident" is priced: a toolset whose
+schemas are a small share of the surface is added at a lower probability than an expensive
+one, because adding it costs little and missing it costs a round trip (see ``threshold``). A missing or corrupt weights file means
 rules only, with one warning. Training: ``benchmarks/train_learned.py``.
 """
 
@@ -23,9 +25,9 @@ import logging
 import math
 import re
 import zlib
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Dict, List, Optional, Set, Tuple
+from typing import Dict, List, Mapping, Optional, Set, Tuple
 
 from .normalize import CJK_RUN as _CJK_RUN
 
@@ -63,6 +65,12 @@ class LearnedModel:
     union_at: float        # add a toolset the rules missed at or above this probability
     disagree_at: float     # ... and abstain when every rule toolset scores below this
     max_chars: int = 1000  # read at most this much text (the latency budget)
+    # Priced union (0 = off: every toolset needs ``union_at``). A miss is taken to cost
+    # ``miss_share`` of the full surface's schema tokens, so a toolset worth ``share`` of the
+    # surface is added at probability share / miss_share, clamped to [floor_p, union_at].
+    miss_share: float = 0.0
+    floor_p: float = 1.0
+    shares: Mapping[str, float] = field(default_factory=dict)  # a typical surface's shares
 
     @classmethod
     def load(cls, path: Path) -> Optional["LearnedModel"]:
@@ -79,8 +87,12 @@ class LearnedModel:
                 if any(not 0 <= i < len(labels) for i, _ in row):
                     raise ValueError(f"label index out of range for feature {key!r}")
                 weights[str(key)] = row
+            shares = {str(k): float(v) for k, v in (data.get("shares") or {}).items()}
+            if any(not 0.0 <= v <= 1.0 for v in shares.values()):
+                raise ValueError("a share is outside 0..1")
             return cls(labels, bias, weights, float(data["union_at"]), float(data["disagree_at"]),
-                       int(data.get("max_chars", 1000)))
+                       int(data.get("max_chars", 1000)), float(data.get("miss_share", 0.0)),
+                       float(data.get("floor_p", 1.0)), shares)
         except Exception as exc:
             key = str(path)
             if key not in _warned:
@@ -100,15 +112,31 @@ class LearnedModel:
                     scores[i] += v
         return {lab: 1.0 / (1.0 + math.exp(-max(-30.0, min(30.0, s)))) for lab, s in zip(self.labels, scores)}
 
-    def second_opinion(self, t: str, toolsets: Tuple[str, ...]) -> Tuple[str, List[str], str]:
+    def flat(self) -> "LearnedModel":
+        """The same model with one threshold for every toolset (benchmarks compare both)."""
+        return replace(self, miss_share=0.0)
+
+    def threshold(self, toolset: str, shares: Optional[Mapping[str, float]] = None) -> float:
+        """The probability at which ``toolset`` is added. ``shares``: the live surface's share
+        of schema tokens per toolset (default: the typical surface the weights file records).
+        A toolset with no known share (absent from the surface) needs ``union_at``."""
+        share = (self.shares if shares is None else shares).get(toolset)
+        if self.miss_share <= 0.0 or share is None:
+            return self.union_at
+        return max(self.floor_p, min(self.union_at, share / self.miss_share))
+
+    def second_opinion(self, t: str, toolsets: Tuple[str, ...],
+                       shares: Optional[Mapping[str, float]] = None) -> Tuple[str, List[str], str]:
         """``("union", added, note)``, ``("abstain", [], note)`` or ``("agree", [], "")``."""
         probs = self.predict(t)
         rules = set(toolsets)
-        confident = sorted((p, lab) for lab, p in probs.items() if p >= self.union_at and lab not in rules)
+        confident = sorted((p, lab) for lab, p in probs.items()
+                           if lab not in rules and p >= self.threshold(lab, shares))
         if not confident:
             return "agree", [], ""
         credit = max((probs.get(ts, 0.0) for ts in rules if ts in probs), default=None)
         note = ", ".join(f"{lab}:{p:.2f}" for p, lab in reversed(confident))
-        if credit is not None and credit < self.disagree_at:
+        # Only a strong opinion (at union_at) overrules the rules; a cheap addition never does.
+        if credit is not None and credit < self.disagree_at and confident[-1][0] >= self.union_at:
             return "abstain", [], note
         return "union", [lab for _, lab in reversed(confident)], note

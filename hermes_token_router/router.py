@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import logging
 import time
-from typing import Any, Callable, Optional, Sequence, Tuple
+from typing import Any, Callable, Mapping, Optional, Sequence, Tuple
 
 from .config import RouterConfig
 from .decision import Decision, full_surface
@@ -21,10 +21,11 @@ log = logging.getLogger("hermes_token_router.router")
 Classify = Callable[[str], Decision]
 
 
-def _rules_classify() -> Classify:
+def _rules_classify(shares: Optional[Mapping[str, float]] = None) -> Classify:
     from .rules import default_rules
 
-    return default_rules().classify
+    rules = default_rules()
+    return rules.classify if shares is None else (lambda text: rules.classify(text, shares))
 
 
 def _model_classify(text: str, toolsets: Sequence[Tuple[str, str]], cfg: RouterConfig) -> Decision:
@@ -37,17 +38,19 @@ def _model_classify(text: str, toolsets: Sequence[Tuple[str, str]], cfg: RouterC
 def decide(text: str, cfg: RouterConfig, toolsets: Sequence[Tuple[str, str]] = (), *,
            rules: Optional[Classify] = None,
            model: Optional[Callable[[str, Sequence[Tuple[str, str]], RouterConfig], Decision]] = None,
-           dynamic: Optional[Callable[[str], Sequence[Any]]] = None) -> Decision:
+           dynamic: Optional[Callable[[str], Sequence[Any]]] = None,
+           shares: Optional[Mapping[str, float]] = None) -> Decision:
     """Decide the first-turn surface. Raises only on programming errors in a classifier;
     the hook layer turns those into a full surface and one warning. ``dynamic`` is the
     session's dynamic-toolset matcher (``DynamicIndex.match``), composed with the built-in
-    decision by ``dynamic_route.compose``."""
+    decision by ``dynamic_route.compose``. ``shares``: each toolset's share of this
+    surface's schema tokens, which prices what the shipped rules' learned model may add."""
     started = time.perf_counter()
     if not (text or "").strip():
         return full_surface("empty_message")
     decision: Optional[Decision] = None
     if cfg.deterministic_rules_enabled:
-        decision = (rules or _rules_classify())(text)
+        decision = (rules or _rules_classify(shares))(text)
         if decision.narrows and decision.confidence < cfg.confidence_threshold:
             decision = full_surface(f"rules_below_threshold:{decision.intent}:{decision.confidence:.2f}",
                                     intent=decision.intent, source="rules", confidence=decision.confidence)

@@ -23,7 +23,7 @@ import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Dict, FrozenSet, List, Optional, Sequence, Set, Tuple
+from typing import Any, Dict, FrozenSet, List, Mapping, Optional, Sequence, Set, Tuple
 
 from .coverage import COMPANIONS_FILE, COVERAGE_FILE, Coverage, mask_content
 from .decision import Decision, full_surface
@@ -156,6 +156,12 @@ class RuleSet:
         clone.learned = None
         return clone
 
+    def with_flat_learned(self) -> "RuleSet":
+        """The same rules with the learned model's unpriced, single threshold."""
+        clone = copy.copy(self)
+        clone.learned = self.learned.flat() if self.learned is not None else None
+        return clone
+
     @classmethod
     def load(cls, policy_dir: Path, learned: Optional[Path] = None) -> "RuleSet":
         """Load ``guards.yaml`` plus every other ``*.yaml`` (intent files) in ``policy_dir``;
@@ -215,11 +221,12 @@ class RuleSet:
 
     # -- classification
 
-    def classify(self, text: str) -> Decision:
-        """Never raises: any internal error abstains (full surface)."""
+    def classify(self, text: str, shares: Optional[Mapping[str, float]] = None) -> Decision:
+        """Never raises: any internal error abstains (full surface). ``shares``: the live
+        surface's share of schema tokens per toolset, which prices the learned additions."""
         start = time.perf_counter()
         try:
-            decision = self._classify(text)
+            decision = self._classify(text, shares)
         except Exception as exc:  # pragma: no cover - defensive: rules must never break a turn
             decision = full_surface(f"error:{type(exc).__name__}", source="rules")
         return decision.with_latency((time.perf_counter() - start) * 1000.0)
@@ -227,7 +234,7 @@ class RuleSet:
     def _full(self, reason: str, intent: str = "unknown", confidence: float = 0.0) -> Decision:
         return Decision("full", (), intent, confidence, "rules", reason)
 
-    def _classify(self, text: str) -> Decision:
+    def _classify(self, text: str, shares: Optional[Mapping[str, float]] = None) -> Decision:
         if not isinstance(text, str) or not text.strip():
             return self._full("empty")
         if len(text) > self._max_chars:
@@ -295,7 +302,7 @@ class RuleSet:
             if added:
                 reason += "; companions " + ", ".join(added)
         if self.learned is not None:
-            verdict, extra_ts, note = self.learned.second_opinion(t, tuple(toolsets))
+            verdict, extra_ts, note = self.learned.second_opinion(t, tuple(toolsets), shares)
             if verdict == "abstain":
                 return Decision("full", (), "+".join(names), 0.0, "rules", f"learned_disagrees:{note}",
                                 clauses=clauses)

@@ -264,7 +264,8 @@ class RouterRuntime:
         else:
             try:
                 index = dynamic_binding.index_for_agent(agent, capture)
-                decision = decide(text, cfg, available, dynamic=index.match if index is not None else None)
+                decision = decide(text, cfg, available, dynamic=index.match if index is not None else None,
+                                  shares=capture.shares(host.estimate_tokens))
             except Exception as exc:
                 log.warning("hermes-token-router: classification failed (%s: %s); keeping the full tool surface",
                             type(exc).__name__, exc)

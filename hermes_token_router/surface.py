@@ -15,7 +15,7 @@ prompt cache hitting and the model's capabilities intact live here:
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Dict, FrozenSet, Iterable, List, Mapping, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, FrozenSet, Iterable, List, Mapping, Optional, Sequence, Tuple
 
 ROUTER_TOOL = "request_toolset"
 # Hermes's tool_search bridge: the only way to deferred tools, never pruned.
@@ -61,6 +61,17 @@ class Capture:
             if tool_name(item) == name:
                 return item
         return None
+
+    def shares(self, estimate: Callable[[List[dict]], int]) -> Dict[str, float]:
+        """Each toolset's share of this surface's schema tokens: what adding it costs here
+        (prices the learned model's additions; a toolset the surface lacks has none)."""
+        full = estimate(list(self.tools)) or 1
+        by_owner: Dict[str, List[dict]] = {}
+        for item in self.tools:
+            owner = self.owners.get(tool_name(item))
+            if owner:
+                by_owner.setdefault(owner, []).append(item)
+        return {o: estimate(items) / full for o, items in by_owner.items()}
 
 
 def unprunable(capture: Capture, always_keep: Iterable[str]) -> FrozenSet[str]:

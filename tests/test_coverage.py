@@ -183,6 +183,52 @@ def test_learned_model_abstains_on_strong_disagreement(tmp_path):
     assert verdict == "abstain" and added == []
 
 
+def _priced(tmp_path, weights, shares, miss_share=0.1, floor_p=0.3):
+    path = tmp_path / "priced.json"
+    path.write_text(json.dumps({"version": 1, "labels": ["web", "file", "terminal"], "bias": [-4.0, -4.0, -4.0],
+                                "union_at": 0.9, "disagree_at": 0.02, "weights": weights, "miss_share": miss_share,
+                                "floor_p": floor_p, "shares": shares}), encoding="utf-8")
+    return LearnedModel.load(path)
+
+
+def test_priced_union_adds_a_cheap_toolset_at_a_lower_probability_than_an_expensive_one(tmp_path):
+    # p(web) = p(terminal) = sigmoid(-4 + 3.6) = 0.40: between the floor (0.3) and union_at (0.9)
+    model = _priced(tmp_path, {"w:logs": [[0, 3.6], [2, 3.6]]}, {"web": 0.02, "terminal": 0.15})
+    assert model.threshold("web") == pytest.approx(0.3) and model.threshold("terminal") == pytest.approx(0.9)
+    assert model.second_opinion(normalize("check the logs"), ("file",)) == ("union", ["web"], "web:0.40")
+    # the live surface's own shares win over the typical ones the file records
+    live = {"web": 0.5, "terminal": 0.01}
+    assert model.second_opinion(normalize("check the logs"), ("file",), live)[:2] == ("union", ["terminal"])
+    # a toolset the surface lacks has no share and needs union_at; unpriced means one threshold
+    assert model.second_opinion(normalize("check the logs"), ("file",), {})[0] == "agree"
+    assert model.flat().second_opinion(normalize("check the logs"), ("file",))[0] == "agree"
+
+
+def test_a_cheap_addition_never_overrules_the_rules(tmp_path):
+    # the rules' toolset gets no credit, but the model's wish (0.40) is only a priced addition
+    model = _priced(tmp_path, {"w:logs": [[0, 3.6]]}, {"web": 0.02})
+    assert model.second_opinion(normalize("check the logs"), ("file",))[0] == "union"
+
+
+def test_priced_union_reaches_the_rules_through_the_router(tmp_path, monkeypatch):
+    from hermes_token_router import router
+    from hermes_token_router.config import RouterConfig
+
+    rs = RuleSet.load(POLICY / "rules")
+    rs.learned = _priced(tmp_path, {"w:dentist": [[1, 3.6]]}, {"file": 0.9})
+    monkeypatch.setattr("hermes_token_router.rules.default_rules", lambda: rs)
+    text = "remind me at 7pm about the dentist thing"
+    assert "file" not in router.decide(text, RouterConfig()).toolsets          # typical share: too dear
+    assert "file" in router.decide(text, RouterConfig(), shares={"file": 0.01}).toolsets  # cheap here
+
+
+def test_priced_weights_with_a_share_out_of_range_mean_rules_only(tmp_path, caplog):
+    learned_mod._warned.clear()
+    with caplog.at_level(logging.WARNING, logger="hermes_token_router"):
+        assert _priced(tmp_path, {}, {"web": 1.5}) is None
+    assert any("outside 0..1" in r.message for r in caplog.records)
+
+
 def test_learned_model_features_work_for_chinese_without_a_segmenter(tmp_path):
     path = _model(tmp_path, {"c:天气": [[0, 9.0]]})
     model = LearnedModel.load(path)
@@ -212,7 +258,9 @@ def test_shipped_weights_are_small_and_record_their_training():
     data = json.loads(path.read_text(encoding="utf-8"))
     assert data["training"]["command"].startswith("python benchmarks/train_learned.py")
     assert re.fullmatch(r"[0-9a-f]{64}", data["training"]["data_sha256"])
-    assert LearnedModel.load(path) is not None
+    model = LearnedModel.load(path)
+    assert model is not None and model.miss_share > 0 and 0 < model.floor_p < model.union_at
+    assert {"file", "terminal", "web"} <= set(model.shares)  # priced on a typical surface
 
 
 # --------------------------------------------------------------------------- precision

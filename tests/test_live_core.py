@@ -134,3 +134,26 @@ def test_invalid_router_config_is_hands_off(stub, router_config, router_config_p
     assert first_request(stub).tool_names == full
     msgs = [r.getMessage() for r in caplog.records if "invalid config" in r.getMessage()]
     assert msgs and "confidence_threshold" in msgs[0] and "fix:" in msgs[0]
+
+
+def test_learned_additions_are_priced_on_the_live_surface(stub, router_config, agent_factory, plugin_module,
+                                                         tmp_path, monkeypatch):
+    """The learned model's priced union reads this agent's own schema shares: terminal is a
+    small share of this surface, cheap enough at p=0.4 here, although the weights file's
+    typical share (0.9) would refuse it."""
+    rules_mod, learned_mod = plugin_module("rules"), plugin_module("learned")
+    weights = tmp_path / "priced.json"
+    weights.write_text(json.dumps({"version": 1, "labels": ["terminal"], "bias": [-4.0], "union_at": 0.9,
+                                   "disagree_at": 0.0, "weights": {"w:summarise": [[0, 3.6]]}, "miss_share": 1.0,
+                                   "floor_p": 0.3, "shares": {"terminal": 0.9}}), encoding="utf-8")
+    rules = rules_mod.default_rules().without_learned()
+    rules.learned = learned_mod.LearnedModel.load(weights)
+    assert "terminal" not in rules.classify("read ./notes.md and summarise it").toolsets  # typical share
+    monkeypatch.setattr(rules_mod, "default_rules", lambda: rules)
+
+    message = notes_message(tmp_path)
+    router_config(enabled=True)
+    agent_factory().run_conversation(message)
+    names = set(first_request(stub).tool_names)
+    assert FILE_TOOLS <= names and "terminal" in names
+    assert not {"delegate_task", "cronjob"} & names
