@@ -77,7 +77,10 @@ class Surface:
         self.index = dynamic_binding.index_for_agent(agent, self.capture)  # as the live hook binds it
         from hermes_token_router.rules import default_rules
 
-        self.rules = default_rules().classify
+        rules = default_rules()
+        # priced on this surface's own shares, as the live hook prices them
+        self.shares = self.capture.shares(host.estimate_tokens)
+        self.rules = lambda text: rules.classify(text, self.shares)
         self.full = host.estimate_tokens(self.capture.tools)
         self._cache: Dict[tuple, int] = {}
         p = self.plan(("file",))
