@@ -16,7 +16,7 @@ import os
 import textwrap
 from typing import Any, List, Optional
 
-from . import host
+from . import host_agents
 from .config import ENV_ENABLED, env_enabled, resolve_profile_name
 from .paths import command_line, config_path, user_config_path
 from .session_state import RESTORED, ROUTED, SessionState
@@ -88,7 +88,7 @@ class RouterCommand:
         return f"router {word}. Effective: {'ON' if on else 'OFF'} ({source}){note}\n" + wrap(f"  when: {when}.")
 
     def _current_agent(self) -> Any:
-        agent = host.cli_agent() or host.tui_agent()
+        agent = host_agents.cli_agent() or host_agents.tui_agent()
         if agent is not None:
             return agent
         return self.runtime.gateway_agent()

@@ -19,7 +19,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
 
-from . import admission, admission_state, host, surface_mutation
+from . import admission, admission_state, host, host_agents, surface_mutation
 from .admission import (ALREADY_LOADED, DENIED_PROTECTED, ERROR, NO_AUTHORITY, NO_AUTHORITY_INVALID_POLICY, READY,
                         READY_VIA_TOOL_SEARCH, UNKNOWN_TOOLSET, UNRESOLVED_TOOL)
 from .catalog import tool_call_usage
@@ -278,7 +278,7 @@ class Recovery:
         state = self.states.get(session_id)
         if state is None:
             return None
-        running, _ = host.find_agent(session_id, known=state.agent, turn_id=kwargs.get("turn_id"))
+        running, _ = host_agents.find_agent(session_id, known=state.agent, turn_id=kwargs.get("turn_id"))
         if running is None or running is not state.agent:
             return None  # another agent's request (the review fork, an evicted agent): not this surface
         with state.lock:
@@ -313,7 +313,7 @@ class Recovery:
         state = self.states.get(session_id)
         if state is None or state.phase != ROUTED or state.agent is None:
             return None
-        running, _ = host.find_agent(session_id, known=state.agent, turn_id=kwargs.get("turn_id"))
+        running, _ = host_agents.find_agent(session_id, known=state.agent, turn_id=kwargs.get("turn_id"))
         if running is None or running is not state.agent:
             return None  # the review fork's (or an evicted agent's) call: not this surface
         owners = pruned_calls(state, state.agent, [tool_name])
@@ -336,7 +336,7 @@ class Recovery:
         session_id = kwargs.get("session_id") or ""
         requested, dropped, reason_text = requested_names(args)
         state = self.states.get(session_id)
-        agent, _ = host.find_agent(session_id, known=state.agent if state is not None else None)
+        agent, _ = host_agents.find_agent(session_id, known=state.agent if state is not None else None)
         if state is None or state.phase != ROUTED or agent is None:
             out = self._full_surface_answer(agent, requested, reason_text, session_id)
         else:

@@ -19,7 +19,7 @@ import time
 import weakref
 from typing import Any, Callable, Dict, Optional, Tuple
 
-from . import admission, admission_state, dynamic_binding, host, surface_mutation
+from . import admission, admission_state, dynamic_binding, host, host_agents, surface_mutation
 from .admission_state import AdmissionBinding
 from .catalog import load_blurbs
 from .config import ConfigStore, RouterConfig, env_enabled, resolve_profile_name
@@ -199,13 +199,13 @@ class RouterRuntime:
                       **kwargs: Any) -> Optional[Dict[str, str]]:
         self.admission.report_guard_error()
         state = self.states.get(session_id)
-        agent, how = host.find_agent(session_id, explicit=kwargs.get("agent"),
+        agent, how = host_agents.find_agent(session_id, explicit=kwargs.get("agent"),
                                      known=state.agent if state is not None else None,
                                      turn_id=kwargs.get("turn_id"))
         if agent is None:
             self.debug.note("bail", hook="pre_llm_call", session=session_id, reason=how)
             return None
-        if host.is_subagent(agent):
+        if host_agents.is_subagent(agent):
             return None
         envelope, quarantined = self.admission.envelope(agent, session_id, kwargs)
         if quarantined:
@@ -424,7 +424,7 @@ class RouterRuntime:
         text = getattr(event, "text", None)
         if router is None or not isinstance(text, str):
             return None
-        rewritten = router.rewrite_for_gateway(text, session_key=host.gateway_session_key(gateway, event))
+        rewritten = router.rewrite_for_gateway(text, session_key=host_agents.gateway_session_key(gateway, event))
         return {"action": "rewrite", "text": rewritten} if rewritten else None
 
     def gateway_agent(self) -> Any:
@@ -433,7 +433,7 @@ class RouterRuntime:
         gateway = self._gateway_ref() if self._gateway_ref is not None else None
         if gateway is None or self._last_source is None:
             return None
-        return host.gateway_cached_agent(gateway, self._last_source)
+        return host_agents.gateway_cached_agent(gateway, self._last_source)
 
     # -- skill_load (the skill router's tool; SkillSessions holds the routers) ----------
     def skill_load_available(self) -> bool:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from hermes_token_router import host
+from hermes_token_router import host, host_agents
 
 
 def test_static_membership_widens_leaf_toolsets_but_not_platform_bundles(agent_factory):
@@ -34,12 +34,12 @@ def test_find_agent_never_takes_the_review_fork_or_falls_through_to_its_parent(a
     fork._memory_write_origin = "background_review"  # what background_review.py sets
 
     def inside_fork_turn(agent):  # the fork's own run_conversation frame holds `agent`
-        return host.find_agent(agent.session_id, known=parent)
+        return host_agents.find_agent(agent.session_id, known=parent)
 
     assert inside_fork_turn(fork) == (None, "background_fork")
 
     def inside_parent_turn(agent):
-        return host.find_agent(agent.session_id)
+        return host_agents.find_agent(agent.session_id)
 
     assert inside_parent_turn(parent) == (parent, "stack")
 
@@ -49,6 +49,6 @@ def test_find_agent_is_ambiguous_with_two_live_agents_on_one_stack(agent_factory
     b = agent_factory(session_id=a.session_id)
 
     def two(agent, parent_agent):
-        return host.find_agent(agent.session_id)
+        return host_agents.find_agent(agent.session_id)
 
     assert two(a, b) == (None, "ambiguous_stack")

@@ -27,11 +27,11 @@ NOT_FILE = {"terminal", "delegate_task", "cronjob", "execute_code"}
 # -- helpers (the fake decision is conftest's ``narrowing``) -----------------------------
 @pytest.fixture
 def bindings(monkeypatch, plugin_module):
-    """Record every ``host.find_agent`` answer: (session, how, agent, thread name)."""
+    """Record every ``host_agents.find_agent`` answer: (session, how, agent, thread name)."""
     import model_tools  # noqa: F401 - plugin discovery runs at this import
 
-    host = plugin_module("host")
-    real = host.find_agent
+    host_agents = plugin_module("host_agents")
+    real = host_agents.find_agent
     seen = []
     lock = threading.Lock()
 
@@ -41,7 +41,7 @@ def bindings(monkeypatch, plugin_module):
             seen.append((session_id, how, agent, threading.current_thread().name))
         return agent, how
 
-    monkeypatch.setattr(host, "find_agent", recording)
+    monkeypatch.setattr(host_agents, "find_agent", recording)
     return seen
 
 

@@ -2,8 +2,8 @@
 
 The router can only save tokens on the first provider request if three things hold on the
 installed Hermes: a hook runs before the request is built (``pre_llm_call``), the live
-``AIAgent`` can be found from it (no 0.19.0 hook passes it; ``host.find_agent`` walks the
-stack for the frames named below), and the request is built from ``agent.tools`` read
+``AIAgent`` can be found from it (no 0.19.0 hook passes it; ``host_agents.find_agent`` walks
+the stack for the frames named below), and the request is built from ``agent.tools`` read
 *after* that hook. Each is checked on the Hermes that is actually installed, by reading its
 source and loading its plugin manager, never by patching it. It also reports whether
 routing happens before Hermes's *preflight* token estimate (in 0.19.0 it does not).
@@ -28,7 +28,7 @@ from .doctor_report import FAIL, INFO, OK, WARN, Report
 REQUIRED_HOOKS = ("pre_llm_call", "post_api_request", "on_session_finalize", "on_session_reset")
 OPTIONAL_HOOKS = ("pre_tool_call",)
 MIDDLEWARE_KIND = "tool_request"
-# (module, function, needle): the frame host.find_agent walks to, and the hook it must fire.
+# (module, function, needle): the frame host_agents.find_agent walks to, and the hook it must fire.
 AGENT_FRAMES = (
     ("agent.turn_context", "build_turn_context", "build_turn_context(agent", "pre_llm_call"),
     ("agent.conversation_loop", "run_conversation", "run_conversation(agent", "post_api_request"),
@@ -141,7 +141,7 @@ def check_hooks(report: Report) -> None:
         report.hook_thread = "worker thread with a timeout"
         report.add("hooks", "hook thread", INFO,
                    "hooks run on a worker thread with a timeout: the agent is found from the calling thread's "
-                   "stack (host.find_agent 'thread_stack'); a hook that outlives half the timeout changes nothing")
+                   "stack (host_agents.find_agent 'thread_stack'); a hook that outlives half the timeout changes nothing")
     elif src:
         report.hook_thread = "caller thread"
         report.add("hooks", "hook thread", INFO, "hooks run synchronously on the thread that runs the agent loop")
@@ -177,7 +177,7 @@ def check_agent_lookup(report: Report) -> None:
         flat = re.sub(r"\s+", " ", src).replace("( ", "(")
         if needle not in flat:
             report.add("agent lookup", name, FAIL if required else WARN,
-                       f"{_where(module)}: first parameter is not 'agent'; host.find_agent cannot bind the agent there")
+                       f"{_where(module)}: first parameter is not 'agent'; host_agents.find_agent cannot bind the agent there")
             continue
         if hook is not None and f'"{hook}"' not in src and f"'{hook}'" not in src:
             report.add("agent lookup", name, FAIL,
