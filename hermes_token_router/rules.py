@@ -23,7 +23,7 @@ import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Dict, FrozenSet, List, Mapping, Optional, Sequence, Set, Tuple
+from typing import Any, Callable, Dict, FrozenSet, List, Mapping, Optional, Sequence, Set, Tuple
 
 from .coverage import COMPANIONS_FILE, COVERAGE_FILE, Coverage, mask_content
 from .decision import Decision, full_surface
@@ -409,3 +409,29 @@ def default_rules() -> RuleSet:
             raise
         _cache[key] = (stamp, rules)
         return rules
+
+
+class HostFit:
+    """Whether the shipped rules can be used against this host's toolsets (the router stays
+    hands-off when not). A failing set is re-checked on each call, since an MCP toolset may
+    register later, but logged once per rule set and problem; a passing set is not checked
+    again until the rules reload."""
+
+    def __init__(self) -> None:
+        self._checked: Tuple[Any, Optional[str]] = (None, None)  # (rule set, its problem)
+
+    def problem(self, known_toolsets: Callable[[], FrozenSet[str]]) -> Optional[str]:
+        """Why the rules cannot be used (a load error, or a toolset the host lacks), or None."""
+        try:
+            rules = default_rules()
+        except PolicyError as exc:
+            return str(exc)  # default_rules already logged it
+        checked, logged = self._checked
+        if checked is rules and logged is None:
+            return None
+        error = rules.check_toolsets(known_toolsets())
+        problem = str(error) if error is not None else None
+        if problem and (checked is not rules or logged != problem):
+            log.error("hermes-token-router rules: %s (router stays hands-off)", problem)
+        self._checked = (rules, problem)
+        return problem

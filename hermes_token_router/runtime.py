@@ -91,7 +91,7 @@ class RouterRuntime:
         # still classifying (no state stored yet) marks its ticket, and the hook commits nothing.
         self._inflight: Dict[str, list] = {}
         self._inflight_lock = threading.Lock()
-        self._rules_checked: Tuple[Any, Optional[str]] = (None, None)  # (rule set, its problem)
+        self._rules_fit: Any = None  # rules.HostFit, made on the first routed turn
         self.recovery = Recovery(self.states, self.fence, self.debug)
         self.admission = AdmissionBinding(self.states, self._end_session, self._warn_once, self.debug)
 
@@ -259,7 +259,7 @@ class RouterRuntime:
         elif remembered is not None:  # the session's agent was collected and rebuilt: same surface
             decision = remembered.decision
             extra = tuple(dict.fromkeys(tuple(extra) + remembered.loaded_toolsets))
-        elif cfg.deterministic_rules_enabled and self._rules_problem() is not None:
+        elif cfg.deterministic_rules_enabled and self._rules_fit_problem() is not None:
             decision = full_surface("rules:invalid")
         else:
             try:
@@ -298,26 +298,12 @@ class RouterRuntime:
         except surface_mutation.Fenced as exc:
             self.debug.note("fenced", session=session_id, reason=str(exc))
 
-    def _rules_problem(self) -> Optional[str]:
-        """Why the rule files cannot be used against this host (router hands-off), checked
-        once per loaded rule set and logged once; None when they are fine."""
-        from .rules import PolicyError, default_rules
+    def _rules_fit_problem(self) -> Optional[str]:
+        if self._rules_fit is None:
+            from .rules import HostFit  # imported on first use, as the router imports the rules
 
-        try:
-            rules = default_rules()
-        except PolicyError as exc:
-            return str(exc)  # default_rules already logged it
-        checked, logged = self._rules_checked
-        if checked is rules and logged is None:
-            return None
-        # A failing set is re-checked on each first turn (an MCP toolset may register
-        # later), but logged once per rule set and problem.
-        error = rules.check_toolsets(host.known_toolsets())
-        problem = str(error) if error is not None else None
-        if problem and (checked is not rules or logged != problem):
-            log.error("hermes-token-router rules: %s (router stays hands-off)", problem)
-        self._rules_checked = (rules, problem)
-        return problem
+            self._rules_fit = HostFit()
+        return self._rules_fit.problem(host.known_toolsets)
 
     def _keep_sticky(self, state: SessionState, agent: Any, cfg: RouterConfig, still_valid: Callable[[], bool],
                      envelope: Any) -> str:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import logging
 import shutil
 import time
@@ -128,3 +129,26 @@ def test_default_rules_is_cached_and_reloads_on_change(monkeypatch, policy):
     with pytest.raises(PolicyError):
         default_rules()
     rules_mod._cache.clear()
+
+
+def test_rules_naming_a_toolset_the_host_lacks_keep_the_router_hands_off_logged_once(monkeypatch, caplog):
+    real = default_rules()
+    typo = copy.copy(real)
+    typo.toolset_sites = {**real.toolset_sites, "fiel": ("typo.yaml", 7)}
+    monkeypatch.setattr(rules_mod, "default_rules", lambda: typo)
+    known = set(real.toolset_sites)
+    asked = []
+
+    def host_toolsets():
+        asked.append(1)
+        return frozenset(known)
+
+    caplog.set_level(logging.ERROR, logger="hermes_token_router")
+    fit = rules_mod.HostFit()
+    first, second = fit.problem(host_toolsets), fit.problem(host_toolsets)
+    assert first == second and "typo.yaml" in first and "'fiel'" in first
+    assert len(asked) == 2  # re-checked while it fails: the toolset may register later
+    assert len([r for r in caplog.records if "'fiel'" in r.getMessage()]) == 1  # logged once
+    known.add("fiel")  # it did (an MCP server came up)
+    assert fit.problem(host_toolsets) is None and fit.problem(host_toolsets) is None
+    assert len(asked) == 3  # a passing rule set is not checked again
