@@ -15,11 +15,13 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 # docs/skills.md#calibration); the 0.44 figure tuned for all-MiniLM-L6-v2 does not transfer.
 DEFAULT_THRESHOLD = 0.40
 DEFAULT_MARGIN = 0.03
-DEFAULT_SMALLTALK_GAP = 0.20
-# Tiered routing (issue 13): full injection only above a precision-calibrated fused score;
-# below it the top candidates are offered as a compact hint block. Calibrated jointly on
-# skill sets A and B (benchmarks/skills.py, docs/skills.md#calibration).
-DEFAULT_INJECT_THRESHOLD = 0.62
+# Tiered routing (issue 13): full injection only on a confident semantic match; below it the
+# top candidates are offered as a compact hint block. The two gates are relative to the skill
+# library (standard deviations of the request's scores over it), so they mean the same on any
+# library: each was calibrated on one benchmark set and checked on the other, both directions
+# (benchmarks/skills.py, docs/skills.md#calibration).
+DEFAULT_INJECT_Z = 7.0
+DEFAULT_SMALLTALK_Z = 1.75
 DEFAULT_LEXICAL_WEIGHT = 0.15
 DEFAULT_LEXICAL_HALF = 6.0
 DEFAULT_LEXICAL_TASK = 10.0
@@ -46,20 +48,27 @@ class SkillRouterConfig(BaseModel):
     semantic: bool = True
     backend: str = "use-m3"
     # The single-gate cosine threshold from before the two tiers: still accepted so existing
-    # configs validate, and recorded in index.json, but routing now uses inject_threshold.
+    # configs validate, and recorded in index.json, but routing now uses inject_z.
     threshold: float = Field(default=DEFAULT_THRESHOLD, ge=-1.0, le=1.0)
     # Keep only candidates within this distance of the best score: one clear winner
     # should not drag two weak neighbours into the prompt.
     margin: float = Field(default=DEFAULT_MARGIN, ge=0.0, le=2.0)
     top_k: int = Field(default=3, ge=1, le=10)
-    # The best skill must beat the best small-talk line by this much (see smalltalk.py).
-    smalltalk_gap: float = Field(default=DEFAULT_SMALLTALK_GAP, ge=-2.0, le=2.0)
+    # No skill work when the best small-talk line (smalltalk.py) stands this many standard
+    # deviations above the library's typical score for the message.
+    smalltalk_z: float = Field(default=DEFAULT_SMALLTALK_Z, ge=-10.0, le=50.0)
+    # Optional absolute test as well: the best skill must beat the best small-talk line by
+    # this much (null: off; absolute cosines do not transfer between skill libraries).
+    smalltalk_gap: Optional[float] = Field(default=None, ge=-2.0, le=2.0)
     # The small-talk gate applies to messages up to this many characters (0: to all).
     smalltalk_max_chars: int = Field(default=0, ge=0)
     thresholds: Dict[str, float] = Field(default_factory=dict)
-    # Fused score (semantic + lexical_weight * lexical/(lexical+lexical_half)) a skill needs
-    # for its full SKILL.md to be injected; zh requests may carry their own value.
-    inject_threshold: float = Field(default=DEFAULT_INJECT_THRESHOLD, ge=-1.0, le=3.0)
+    # Full injection needs the skill's cosine to stand this many standard deviations above the
+    # rest of the library's cosines for the message (leaving the skill itself out).
+    inject_z: float = Field(default=DEFAULT_INJECT_Z, ge=0.0, le=100.0)
+    # Optional absolute floor as well: the fused score (semantic + lexical_weight *
+    # lexical/(lexical+lexical_half)) an injected skill needs (null: off); zh may differ.
+    inject_threshold: Optional[float] = Field(default=None, ge=-1.0, le=3.0)
     inject_threshold_zh: Optional[float] = Field(default=None, ge=-1.0, le=3.0)
     # The best skill must lead the runner-up by this much to be injected (0: no lead needed).
     inject_lead: float = Field(default=0.0, ge=0.0, le=2.0)
@@ -96,5 +105,5 @@ class SkillRouterConfig(BaseModel):
         for name, th in value.items():
             if not -1.0 <= float(th) <= 3.0:
                 raise ValueError(f"threshold for skill {name!r} must be between -1 and 3 (fused score: "
-                                 f"cosine + lexical_weight x lexical)")
+                                 f"cosine + lexical_weight x lexical; it replaces inject_z for that skill)")
         return value

@@ -2,9 +2,10 @@
 
 Why: with short queries every message lands near *some* skill trigger ("how many days until
 christmas" is near "what is on my schedule tomorrow"), so a plain threshold either misses
-real requests or injects on chit-chat. A message whose best skill score does not beat its
-best small-talk score by ``cfg.smalltalk_gap`` is treated as needing no skill. The lines
-are generic on purpose and were not copied from the benchmark queries.
+real requests or injects on chit-chat. A message whose best small-talk score stands more than
+``cfg.smalltalk_z`` standard deviations above the library's scores for it (matcher.standardize)
+is treated as needing no skill. The lines are generic on purpose and were not copied from the
+benchmark queries.
 """
 
 SMALLTALK = (

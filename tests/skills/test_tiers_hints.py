@@ -92,25 +92,71 @@ def test_skill_load_tool_serves_indexed_skills_with_the_injection_checks(nick_in
         evil.write_text(original, encoding="utf-8")
 
 
-def test_tiers_use_the_language_threshold_the_lead_and_hint_the_rest():
-    from hermes_token_router.skill_router.matcher import Candidate, Matcher
+def test_standardize_is_relative_to_the_rest_of_the_library():
+    from hermes_token_router.skill_router.matcher import PRIOR_SKILLS, PRIOR_SPREAD, standardize
+
+    def pooled(values):
+        m = sum(values) / len(values)
+        var = sum((x - m) ** 2 for x in values) / len(values)
+        return ((PRIOR_SKILLS * PRIOR_SPREAD ** 2 + len(values) * var) / (PRIOR_SKILLS + len(values))) ** 0.5
+
+    library = [0.9] + [0.1 + 0.0005 * i for i in range(200)]
+    zs, chat_z = standardize(library, chat=0.5)
+    rest = library[1:]
+    assert abs(zs[0] - (0.9 - sum(rest) / len(rest)) / pooled(rest)) < 1e-9  # itself left out of its baseline
+    assert abs(chat_z - (0.5 - sum(library) / len(library)) / pooled(library)) < 1e-9
+    assert zs[0] > 7 > max(zs[1:])
+    # Same lead, every score shifted up (a library of richer SKILL.md files): same z.
+    shifted, _ = standardize([x + 0.3 for x in library], chat=0.8)
+    assert abs(shifted[0] - zs[0]) < 1e-9
+    # A small or flat library cannot make noise read as confidence: its spread leans on the prior.
+    small, _ = standardize([0.5, 0.3, 0.3, 0.3])
+    assert abs(small[0] - 0.2 / pooled([0.3, 0.3, 0.3])) < 1e-9 and small[0] < 3.5
+    assert standardize([0.8]) == ([0.0], 0.0) and standardize([]) == ([], 0.0)
+
+
+def test_tiers_gate_injection_on_the_library_relative_lead_and_hint_the_rest():
+    from hermes_token_router.skill_router.matcher import Candidate, Matcher, SmallTalk
     from hermes_token_router.skill_router.scan import SkillEntry
 
-    def cand(name, sem, lex=0.0):
+    def cand(name, sem, z, lex=0.0, threshold=None):
         e = SkillEntry(name=name, qualified_name=name, path="/x/SKILL.md", description="", tags=[], category="c",
-                       threshold=None)
-        return Candidate(e, sem, lex, sem)
+                       threshold=threshold)
+        return Candidate(e, sem, lex, sem, z)
 
-    cands = [cand("a", 0.70), cand("b", 0.50), cand("c", 0.45), cand("d", 0.40), cand("e", 0.35), cand("f", 0.3)]
-    m = Matcher(SkillRouterConfig(enabled=True, inject_threshold=0.66, inject_threshold_zh=0.74), None)
-    inject, hints = m.tiers(cands, chat=0.1, lang="en")
+    cands = [cand("a", 0.70, 8.0), cand("b", 0.50, 4.0), cand("c", 0.45, 3.5), cand("d", 0.40, 3.0),
+             cand("e", 0.35, 2.5), cand("f", 0.3, 2.0)]
+    task = SmallTalk(0.1, -1.0, True)
+    m = Matcher(SkillRouterConfig(enabled=True), None)  # inject_z 7, smalltalk_z 1.75
+    inject, hints = m.tiers(cands, task, lang="en")
     assert [x.entry.name for x in inject] == ["a"] and [x.entry.name for x in hints] == ["b", "c", "d", "e"]
-    inject, hints = m.tiers(cands, chat=0.1, lang="zh")
+    strict = Matcher(SkillRouterConfig(enabled=True, inject_z=8.5), None)
+    inject, hints = strict.tiers(cands, task, lang="en")
     assert inject == [] and [x.entry.name for x in hints] == ["a", "b", "c", "d", "e"]
-    lead = Matcher(SkillRouterConfig(enabled=True, inject_threshold=0.66, inject_lead=0.25), None)
-    assert lead.tiers(cands, chat=0.1, lang="en")[0] == []  # 0.70 leads 0.50 by only 0.20
-    assert m.tiers(cands, chat=0.6, lang="en") == ([], [])  # reads like small talk
-    assert m.tiers(cands, chat=0.6, lang="en", text_len=500) == ([], [])  # gate on all lengths by default
+    # The optional absolute floor, per language, comes on top of the relative gate.
+    floors = Matcher(SkillRouterConfig(enabled=True, inject_threshold=0.66, inject_threshold_zh=0.74), None)
+    assert [x.entry.name for x in floors.tiers(cands, task, lang="en")[0]] == ["a"]
+    assert floors.tiers(cands, task, lang="zh")[0] == []
+    # A per-skill threshold replaces the relative gate for that skill (fused scale).
+    own = [cand("a", 0.70, 3.0, threshold=0.6)] + cands[1:]
+    assert [x.entry.name for x in m.tiers(own, task, lang="en")[0]] == ["a"]
+    lead = Matcher(SkillRouterConfig(enabled=True, inject_lead=0.25), None)
+    assert lead.tiers(cands, task, lang="en")[0] == []  # 0.70 leads 0.50 by only 0.20
+    # Small talk: the best small-talk line stands out of the library's scores.
+    chatty = SmallTalk(0.6, 2.5, True)
+    assert m.tiers(cands, chatty, lang="en") == ([], [])
+    assert m.tiers(cands, chatty, lang="en", text_len=500) == ([], [])  # gate on all lengths by default
     long_ok = Matcher(SkillRouterConfig(enabled=True, smalltalk_max_chars=60), None)
-    assert long_ok.tiers(cands, chat=0.6, lang="en", text_len=500)[1]  # long messages are tasks
-    assert m.tiers(cands, chat=0.1, lang="en", no_skill_work=True) == ([], [])
+    assert long_ok.tiers(cands, chatty, lang="en", text_len=500)[1]  # long messages are tasks
+    named = [cand("a", 0.70, 8.0, lex=12.0)] + cands[1:]
+    assert m.tiers(named, chatty, lang="en")[0]  # names what a skill is about (lexical_task)
+    gap = Matcher(SkillRouterConfig(enabled=True, smalltalk_gap=0.2), None)
+    assert gap.tiers(cands, SmallTalk(0.55, 0.0, True), lang="en") == ([], [])  # optional absolute gap
+    assert m.tiers(cands, SmallTalk(0.55, 0.0, True), lang="en")[0]
+    assert m.tiers(cands, task, lang="en", no_skill_work=True) == ([], [])
+    # Without embeddings nothing is injected, and only a lexical hit marks a task.
+    bare = [Candidate(c.entry, 0.0, c.lexical, c.score) for c in cands]
+    assert m.tiers(bare, SmallTalk(), lang="en") == ([], [])
+    lexical = [Candidate(cands[0].entry, 0.0, 12.0, 0.7)] + bare[1:]
+    inject, hints = m.tiers(lexical, SmallTalk(), lang="en")
+    assert inject == [] and [x.entry.name for x in hints][:2] == ["a", "b"]

@@ -1,0 +1,69 @@
+"""benchmarks/skills.py gates regressions: a report under a floor fails (non-zero exit), the
+issue's targets stay goals, and the leave-one-out near misses remove exactly the relevant skills."""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+spec = importlib.util.spec_from_file_location("bench_skills", ROOT / "benchmarks" / "skills.py")
+bench = importlib.util.module_from_spec(spec)
+sys.modules["bench_skills"] = bench
+spec.loader.exec_module(bench)
+
+
+def at_floors():
+    """A synthetic report whose every gated figure sits exactly on its floor."""
+    rows = []
+    for row, bounds in bench.FLOORS.items():
+        r = {"row": row, "reach@5": 1.0, "hit@1": 1.0, "inj_prec": 1.0, "false_inj": 0.0, "chat_hint": 0.0}
+        r.update({metric: bound for metric, (_op, bound) in bounds.items()})
+        rows.append(r)
+    return {"rows": rows}
+
+
+def test_floors_cover_both_sets_in_set_and_cross():
+    assert {"A shipped weighted", "B shipped weighted", "cal A -> B (CROSS)", "cal B -> A (CROSS)"} <= set(bench.FLOORS)
+    assert bench.regressions(at_floors()) == []
+
+
+def test_a_summary_below_a_floor_fails_loudly(capsys):
+    report = at_floors()
+    cross = next(r for r in report["rows"] if r["row"] == "cal A -> B (CROSS)")
+    cross["false_inj"] = bench.FLOORS["cal A -> B (CROSS)"]["false_inj"][1] + 0.01  # worse: more false injections
+    shipped = next(r for r in report["rows"] if r["row"] == "B shipped weighted [zh]")
+    shipped["reach@5"] -= 0.01
+    failures = bench.regressions(report)
+    assert len(failures) == 2 and any("cal A -> B (CROSS): false_inj" in f for f in failures)
+    assert bench.exit_code(failures) == 1
+    err = capsys.readouterr().err
+    assert "REGRESSION: B shipped weighted [zh]: reach@5" in err and "2 regression floor(s) broken" in err
+    assert bench.exit_code([]) == 0
+
+
+def test_a_missing_row_is_a_regression_not_a_pass():
+    report = at_floors()
+    report["rows"] = [r for r in report["rows"] if r["row"] != "cal B -> A (CROSS)"]
+    assert bench.regressions(report) == ["cal B -> A (CROSS): row missing from the report"]
+
+
+def test_ci_runs_the_gate_and_stops_on_its_exit_code():
+    ci = (ROOT / ".ci" / "run").read_text()
+    assert "set -euo pipefail" in ci and "benchmarks/skills.py" in ci
+    line = next(x for x in ci.splitlines() if "benchmarks/skills.py" in x)
+    assert "||" not in line
+
+
+def test_leave_one_out_turns_each_task_into_a_near_miss():
+    data = {"queries": [{"id": "q1", "text": "t", "expect": ["a"]}, {"id": "q2", "text": "hi", "expect": []}],
+            "signals": {"q1": ([("a", 0.9, 3.0), ("b", 0.5, 0.0), ("c", 0.1, 0.0)], 0.2, False, 1),
+                        "q2": ([("a", 0.1, 0.0)], 0.8, True, 2)}}
+    loo = bench.leave_one_out(data)
+    assert [q["id"] for q in loo["queries"]] == ["q1~loo"] and loo["queries"][0]["expect"] == []
+    assert [r[0] for r in loo["signals"]["q1~loo"][0]] == ["b", "c"]
+    # The near miss is scored by the real tiers: "b" does not stand out enough to be injected.
+    cfg = bench.SkillRouterConfig(enabled=True)
+    r = bench.evaluate(loo, cfg)["all"]
+    assert r["none"] == 1 and r["false_inj"] == 0.0
