@@ -61,11 +61,16 @@ def _match_payload(router, text: str) -> dict:
     from ..skill_router.inject import no_skill_work
 
     res = router.match(text, no_skill_work=no_skill_work(text))
-    return {"inject": [{"name": m.entry.name, "score": round(m.score, 4), "via": m.via,
+    return {"inject": [{"name": m.entry.name, "score": round(m.score, 4), "via": m.via, "lead": _lead(m),
                         "qualified_name": m.entry.qualified_name, "file": m.entry.path} for m in res.matches],
-            "hints": [{"name": m.entry.name, "score": round(m.score, 4), "qualified_name": m.entry.qualified_name}
-                      for m in res.hints],
+            "hints": [{"name": m.entry.name, "score": round(m.score, 4), "lead": _lead(m),
+                       "qualified_name": m.entry.qualified_name} for m in res.hints],
             "path": res.path}
+
+
+def _lead(m):
+    """What the injection gate read (compare with ``inject_z``); null for nickname hits."""
+    return None if m.lead is None else round(m.lead, 2)
 
 
 def run(args) -> int:
@@ -109,9 +114,10 @@ def run(args) -> int:
         else:
             print(f"path: {payload['path'] or 'none'}")
             for s in payload["inject"]:
-                print(f"  inject {s['score']:.3f}  {s['name']}  ({s['via']})")
+                lead = "" if s["lead"] is None else f"  lead {s['lead']:.2f}"
+                print(f"  inject {s['score']:.3f}  {s['name']}  ({s['via']}){lead}")
             for s in payload["hints"]:
-                print(f"  hint   {s['score']:.3f}  {s['name']}")
+                print(f"  hint   {s['score']:.3f}  {s['name']}  lead {s['lead']:.2f}")
         return 0
     if cmd == "trim":
         from ..skill_router import trim

@@ -33,7 +33,8 @@ REBUILD = "hermes-token-router skills build"
 class Match:
     entry: SkillEntry
     score: float
-    via: str  # "nickname" | "semantic"
+    via: str  # "nickname" | "semantic" | "hint"
+    lead: Optional[float] = None  # the library-relative lead the gate read (Candidate.z); none for nicknames
 
 
 @dataclass(frozen=True)
@@ -239,9 +240,9 @@ class Matcher:
         best = cands[0]
         runner_up = cands[1].score if len(cands) > 1 else 0.0
         inject = [] if best.score - runner_up < self.cfg.inject_lead else [
-            Match(c.entry, c.score, "semantic") for c in cands[: self.cfg.top_k]
+            Match(c.entry, c.score, "semantic", c.z) for c in cands[: self.cfg.top_k]
             if self.confident(c, lang) and c.score >= best.score - self.cfg.margin]
-        hints = [Match(c.entry, c.score, "hint") for c in cands[len(inject): self.cfg.hint_top_k]]
+        hints = [Match(c.entry, c.score, "hint", c.z) for c in cands[len(inject): self.cfg.hint_top_k]]
         return inject, hints
 
     def semantic(self, text: str, index: Optional[LoadedIndex] = None) -> List[Match]:

@@ -66,7 +66,11 @@ def test_cli_match_jsonl_keeps_ids(semantic_index, skills_dir):
     assert rows[0]["inject"][0]["via"] == "semantic" and all(h["name"] != "photo-editing" for h in rows[0]["hints"])
     scores = [s["score"] for s in rows[0]["inject"] + rows[0]["hints"]]
     assert scores == sorted(scores, reverse=True) and len(scores) <= 5
+    assert rows[0]["inject"][0]["lead"] >= SkillRouterConfig().inject_z  # what the gate read
+    assert all(h["lead"] < rows[0]["inject"][0]["lead"] for h in rows[0]["hints"])
     assert rows[1]["inject"] == [] and rows[1]["hints"] == [] and rows[1]["path"] is None
+    plain = run_cli("match", "resize all these photos", "--index", str(semantic_index), "--skills-dir", str(skills_dir))
+    assert "inject" in plain.stdout and "photo-editing  (semantic)  lead " in plain.stdout, plain.stderr
 
 
 def test_trim_write_and_restore(skills_dir, tmp_path):
