@@ -65,12 +65,12 @@ class CorpusError(Exception):
 # --------------------------------------------------------------------------- corpus
 
 
-def load_corpus(path: Path) -> Tuple[List[dict], List[str]]:
-    """Records from a file, or from every ``*.jsonl`` in a folder whose records carry this
-    schema (a ``required`` field). Files of other schemas sharing ``corpus/`` (e.g. the
-    skill-routing queries) are skipped with a note rather than misread."""
+def load_corpus(path: Path, only: Optional[Sequence[str]] = None) -> Tuple[List[dict], List[str]]:
+    """Records from a file, or from every ``*.jsonl`` in a folder (``only``: these file names)
+    whose records carry this schema (a ``required`` field). Files of other schemas sharing
+    ``corpus/`` (e.g. the skill-routing queries) are skipped with a note rather than misread."""
     notes: List[str] = []
-    files = [path] if path.is_file() else sorted(path.glob("*.jsonl"))
+    files = [path] if path.is_file() else sorted(f for f in path.glob("*.jsonl") if only is None or f.name in only)
     if not files:
         raise CorpusError(f"{path}: no .jsonl files")
     records: List[dict] = []
@@ -367,15 +367,34 @@ def evaluate(records: List[dict], decide: Callable[[str], Decision], threshold: 
     return rows, summary, baselines
 
 
-def _sets(args) -> List[Tuple[str, Path, bool]]:
-    """(name, path, blind?) of the sets to run: one ``--corpus``, or dev plus blind."""
+def informed_batches(weights: Path) -> List[str]:
+    """File names of the blind batches the shipped learned model was trained on: the batches
+    that have informed the code. (Each batch informs the rules and the model together.)"""
+    try:
+        data = json.loads(weights.read_text(encoding="utf-8"))["training"]["data"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return []
+    return [Path(d["file"]).name for d in data if Path(d["file"]).parent.name == "blind"]
+
+
+def _sets(args) -> List[Tuple[str, Path, str, Optional[List[str]]]]:
+    """(name, path, mode, only) of the sets to run: one ``--corpus``, or dev plus blind.
+    Modes: ``dev`` (release gates), ``seen`` (blind batches that informed the code: regression
+    floors) and ``first`` (a scored batch that has not informed anything yet: reported against
+    the release targets, not gated, because its verdict is its first-contact row)."""
     if args.corpus is not None:
         blind = "blind" in args.corpus.resolve().parts or args.gates == "blind"
-        return [(args.corpus.stem if args.corpus.is_file() else args.corpus.name, args.corpus, blind)]
-    out = [("dev", ROOT / "corpus" / "routing.jsonl", False)]
+        return [(args.corpus.stem if args.corpus.is_file() else args.corpus.name, args.corpus,
+                 "seen" if blind else "dev", None)]
+    out: List[Tuple[str, Path, str, Optional[List[str]]]] = [("dev", ROOT / "corpus" / "routing.jsonl", "dev", None)]
     blind_dir = ROOT / "corpus" / "blind"
-    if blind_dir.is_dir() and any(blind_dir.glob("*.jsonl")):
-        out.append(("blind", blind_dir, True))
+    files = sorted(f.name for f in blind_dir.glob("*.jsonl")) if blind_dir.is_dir() else []
+    informed = set(informed_batches(ROOT / "policy" / "learned.json"))
+    seen = [f for f in files if f in informed]
+    if seen:
+        out.append(("blind", blind_dir, "seen", seen))
+    out += [(Path(f).stem + " (first contact, not yet informing)", blind_dir / f, "first", None)
+            for f in files if f not in informed]
     return out
 
 
@@ -417,9 +436,10 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     payload: Dict[str, dict] = {}
     failed: List[str] = []
     chart_rows: Optional[List[Row]] = None
-    for set_name, path, blind in _sets(args):
+    for set_name, path, mode, only in _sets(args):
+        blind = mode != "dev"
         try:
-            records, notes = load_corpus(path)
+            records, notes = load_corpus(path, only)
         except CorpusError as exc:
             print(f"corpus error: {exc}", file=sys.stderr)
             return 2
@@ -428,11 +448,13 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             vnotes = list(notes)
             rows, summary, baselines = evaluate(records, rs.classify, threshold, args.repeats, base, vnotes)
             gates, goals = gates_and_goals(summary, baselines, blind=blind)
+            if mode == "first":  # reported, not gated: its verdict is its first-contact row
+                goals, gates = goals + [dict(g, name=g["name"] + " [not gated]") for g in gates], []
             title = f"{set_name} [{variant}]: {len(records)} records from {path} (threshold {threshold})"
             print("=" * len(title))
             print(title)
             print(table(summary, baselines))
-            print(checklist(f"gates ({'blind, seen: regression floors' if blind else 'dev'}):", gates))
+            print(checklist(f"gates ({ {'dev': 'dev', 'seen': 'blind, seen: regression floors', 'first': 'none: first contact'}[mode]}):", gates))
             print(checklist("goals:", goals))
             misses = [r for r in rows if not r.recalled]
             if misses:

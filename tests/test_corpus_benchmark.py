@@ -99,3 +99,24 @@ def test_seen_blind_batches_gate_on_floors_and_report_release_targets_as_goals()
     gates, _ = bench.gates_and_goals(summary, ("bare",), blind=True)
     assert {g["name"] for g in gates if not g["ok"]} == {"required-toolset recall (regression floor)",
                                                           "critical-class recall (regression floor)"}
+
+
+def test_a_batch_the_shipped_model_was_not_trained_on_is_reported_not_gated(tmp_path, monkeypatch):
+    """A freshly scored batch has not informed the code yet: its verdict is its first-contact
+    row, so it is reported apart from the seen batches and no floor can fail on it."""
+    (tmp_path / "corpus" / "blind").mkdir(parents=True)
+    (tmp_path / "policy").mkdir()
+    (tmp_path / "corpus" / "routing.jsonl").write_text(json.dumps(rec(["web"])) + "\n")
+    for name in ("batch-1.jsonl", "batch-2.jsonl"):
+        (tmp_path / "corpus" / "blind" / name).write_text(json.dumps(dict(rec(["web"]), id=name)) + "\n")
+    (tmp_path / "policy" / "learned.json").write_text(json.dumps({"training": {"data": [
+        {"file": "corpus/routing.jsonl", "sha256": "x"}, {"file": "corpus/blind/batch-1.jsonl", "sha256": "y"}]}}))
+    monkeypatch.setattr(bench, "ROOT", tmp_path)
+    assert bench.informed_batches(tmp_path / "policy" / "learned.json") == ["batch-1.jsonl"]
+    sets = bench._sets(bench.argparse.Namespace(corpus=None, gates=None))
+    assert [(name.split(" ")[0], mode, only) for name, _, mode, only in sets] == [
+        ("dev", "dev", None), ("blind", "seen", ["batch-1.jsonl"]), ("batch-2", "first", None)]
+    records, _ = bench.load_corpus(tmp_path / "corpus" / "blind", ["batch-1.jsonl"])
+    assert [r["id"] for r in records] == ["batch-1.jsonl"]
+    # a missing or foreign weights file informs nothing: every batch is first contact
+    assert bench.informed_batches(tmp_path / "nope.json") == []
