@@ -67,3 +67,19 @@ def test_leave_one_out_turns_each_task_into_a_near_miss():
     cfg = bench.SkillRouterConfig(enabled=True)
     r = bench.evaluate(loo, cfg)["all"]
     assert r["none"] == 1 and r["false_inj"] == 0.0
+
+
+def test_goals_are_reported_not_gated_including_the_language_gap():
+    good = {"reach@5": 0.97, "hit@1": 0.85, "inj_prec": 0.96, "false_inj": 0.01, "chat_hint": 0.0}
+    rows = [{"row": "cal A -> B (CROSS)", **good},
+            {"row": "cal A -> B (CROSS) [en]", **good, "reach@5": 0.99},
+            {"row": "cal A -> B (CROSS) [zh]", **good, "reach@5": 0.94}]
+    unmet = bench.unmet_goals(rows, "cal A -> B (CROSS)")
+    assert unmet == ["zh reach@5 94.0% vs en 99.0% (goal: within 3 points)"]
+    rows[0]["chat_hint"] = 0.067
+    assert any(u.startswith("chat_hint 6.7%") for u in bench.unmet_goals(rows, "cal A -> B (CROSS)"))
+    assert "cal A -> B (CROSS)" in bench.FLOORS  # gated by its floor, not by the goal
+    line = bench.fmt_row("A shipped leave-one-out", {"n": 0, "reach@5": 0.0, "hit@1": 0.0, "inj_prec": 1.0,
+                                                      "injected": 0, "none": 230, "false_inj": 0.026,
+                                                      "chat": 0, "chat_hint": 0.0})
+    assert "0.0%" not in line and "2.6%" in line
