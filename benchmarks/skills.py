@@ -177,7 +177,7 @@ def route(signal, cfg: SkillRouterConfig, lang: str, fusion: str = "weighted", m
     half = cfg.lexical_half
     key = (id(signal), fusion, w, half)
     cached = _SORTED.get(key)
-    if cached is None:
+    if cached is None or cached[0] is not signal:  # an id can be reused once its signal is gone
         zs, chat_z = standardize([r[1] for r in rows], chat)
         z = {r[0]: v for r, v in zip(rows, zs)}
         small = SmallTalk(chat, chat_z, True)
@@ -194,8 +194,8 @@ def route(signal, cfg: SkillRouterConfig, lang: str, fusion: str = "weighted", m
             cands = [Candidate(_Named(n), s, lx, s + wt * saturate(lx, half), z[n]) for n, s, lx in rows]
         if fusion != "rrf":
             cands.sort(key=lambda c: -c.score)
-        cached = _SORTED[key] = (cands[:12], small)
-    cands, small = cached
+        cached = _SORTED[key] = (signal, cands[:12], small)
+    _, cands, small = cached
     matcher = matcher or Matcher(cfg, None)
     inject, hints = matcher.tiers(cands, small, lang, no_skill_work=no_work, text_len=text_len)
     return [m.entry.name for m in inject], [m.entry.name for m in hints][: max(cfg.hint_top_k - len(inject), 0)]
@@ -210,6 +210,32 @@ class _Named:
     def __init__(self, name: str) -> None:
         self.name = self.qualified_name = name
         self.threshold = None
+
+
+def smaller_libraries(data, cfg: SkillRouterConfig, size: int, draws: int = 5):
+    """The same requests against random libraries of ``size`` skills (each request keeps its
+    relevant skills), averaged over ``draws`` seeded draws. A gate that means the same on any
+    library keeps its precision and injection count as the library shrinks."""
+    import random
+
+    names = sorted({r[0] for sig in data["signals"].values() for r in sig[0]})
+    keys = ("reach@5", "hit@1", "inj_prec", "false_inj", "chat_hint", "injected")
+    total = {k: 0.0 for k in keys}
+    loo_false = 0.0
+    for seed in range(draws):
+        keep = set(random.Random(seed).sample(names, min(size, len(names))))
+        signals = {}
+        for q in data["queries"]:
+            rows, chat, no_work, text_len = data["signals"][q["id"]]
+            wanted = keep | set(q.get("expect") or [])
+            signals[q["id"]] = ([r for r in rows if r[0] in wanted], chat, no_work, text_len)
+        sub = {"queries": data["queries"], "signals": signals}
+        r = evaluate(sub, cfg)["all"]
+        loo_false += evaluate(leave_one_out(sub), cfg)["all"]["false_inj"] / draws
+        for k in keys:
+            total[k] += r[k] / draws
+        _SORTED.clear()  # these signals die here; their entries would only hold memory
+    return {**r, **total, "injected": round(total["injected"]), "loo_false_inj": loo_false}
 
 
 def leave_one_out(data):
@@ -377,6 +403,11 @@ def main(argv=None) -> int:
                 if lang in r:
                     rows.append({"row": f"{s} shipped {fusion} [{lang}]", **r[lang]})
         rows.append({"row": f"{s} shipped leave-one-out", **evaluate(d["loo"], shipped)["all"]})
+        for size in (20, 60):
+            r = smaller_libraries(d, shipped, size)
+            rows.append({"row": f"{s} shipped, {size}-skill libs", **r})
+            rows.append({"row": f"{s} {size}-skill libs leave-one-out", **r, "false_inj": r["loo_false_inj"],
+                         "none": r["n"], "n": 0, "chat": 0, "injected": 0})
     calibrated = {s: calibrate(d, shipped) for s, d in data.items()}
     for s, (cfg, _) in calibrated.items():
         report.setdefault("calibrated", {})[s] = params(cfg)

@@ -83,3 +83,17 @@ def test_goals_are_reported_not_gated_including_the_language_gap():
                                                       "injected": 0, "none": 230, "false_inj": 0.026,
                                                       "chat": 0, "chat_hint": 0.0})
     assert "0.0%" not in line and "2.6%" in line
+
+
+def test_smaller_libraries_keep_each_requests_relevant_skills():
+    data = {"queries": [{"id": "q1", "text": "t", "expect": ["a"], "lang": "en"},
+                        {"id": "q2", "text": "hi", "expect": [], "kind": "none", "lang": "en"}],
+            "signals": {"q1": ([("a", 0.9, 0.0)] + [(f"s{i}", 0.1 + 0.001 * i, 0.0) for i in range(30)], 0.1, False, 1),
+                        "q2": ([("a", 0.1, 0.0)] + [(f"s{i}", 0.1, 0.0) for i in range(30)], 0.9, False, 2)}}
+    cfg = bench.SkillRouterConfig(enabled=True)
+    full = bench.evaluate(data, cfg)["all"]
+    same = bench.smaller_libraries(data, cfg, size=1000, draws=2)
+    assert same["reach@5"] == full["reach@5"] == 1.0 and same["injected"] == full["injected"] == 1
+    small = bench.smaller_libraries(data, cfg, size=3, draws=3)
+    assert small["reach@5"] == 1.0  # "a" is always kept for the request it serves
+    assert small["loo_false_inj"] == 0.0 and not bench._SORTED
