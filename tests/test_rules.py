@@ -318,6 +318,7 @@ IMPLIED_BY_CLASS = [
     # times in words and Chinese numerals schedule
     ("post the summary at noon tomorrow", {"cronjob"}),
     ("后天上午十点把周报发给我", {"cronjob"}),
+    ("下周一晚上八点在群里提醒大家交周报", {"cronjob"}),
     # a styled version of a picture is image generation
     ("make an anime style portrait of my cat", {"image_gen"}),
     ("把我的照片做成q版头像", {"image_gen"}),
@@ -344,3 +345,19 @@ def test_implied_needs_by_class(rules, text, need):
 ])
 def test_class_rules_do_not_over_reach(rules, text, absent):
     assert absent not in rules.without_learned().classify(text).toolsets
+
+
+@pytest.mark.parametrize("text,scheduled", [
+    # a time inside an announcement sent now is its content
+    ("post in #general on discord: the demo moved to 4pm tomorrow", False),
+    ("在 discord 的 #general 里说一声 今晚的会改到9点", False),
+    ("在元宝群里发个通知：周六下午三点团建", False),
+    # a time before the send, or a schedule word anywhere, still schedules
+    ("tomorrow at 8am post in #general on discord: office is closed", True),
+    ("every friday post in #general on discord: timesheets due", True),
+    ("明天早上九点在 discord 的 #general 里发一下：今天停电", True),
+    ("每周一在元宝群里发个通知：记得打卡", True),
+])
+def test_a_time_inside_an_announcement_is_content(rules, text, scheduled):
+    d = rules.without_learned().classify(text)
+    assert d.action == "narrow" and ("cronjob" in d.toolsets) == scheduled, d
