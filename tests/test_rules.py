@@ -326,6 +326,9 @@ IMPLIED_BY_CLASS = [
     ("Inkscape is open, export the drawing for me", {"computer_use"}),
     # "skill" typed inside Chinese text
     ("把这个流程存成skill", {"skills"}),
+    # switching to a project space, not just reading its folder
+    ("切到 mobile-app 项目，看看 docs 目录下有哪些文件", {"project", "file"}),
+    ("hop over to the project space for billing and list what is under its migrations dir", {"project"}),
 ]
 
 
