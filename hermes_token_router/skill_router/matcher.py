@@ -40,10 +40,10 @@ class Match:
 @dataclass(frozen=True)
 class Candidate:
     entry: SkillEntry
-    semantic: float  # best facet cosine (0 without embeddings)
+    semantic: float  # best facet cosine, the request's language bias removed (0 without embeddings)
     lexical: float  # raw BM25
     score: float  # fused: semantic + lexical_weight * saturate(lexical)
-    z: float = 0.0  # semantic lead over the rest of the library, in its standard deviations
+    z: float = 0.0  # raw-cosine lead over the rest of the library, in its standard deviations
 
 
 class SmallTalk(NamedTuple):
@@ -87,6 +87,30 @@ def standardize(scores: Sequence[float], chat: float = 0.0) -> Tuple[List[float]
     return out, chat_z
 
 
+def centre_languages(scores, chinese):
+    """Remove the language bias from one request's per-skill cosines (numpy in and out).
+
+    Why: a multilingual encoder scores a request higher against skills written in its own
+    language whatever their topic, so a Chinese request over a library that is two-thirds
+    English lifts the Chinese-text skills over the English skill it needs (set B: the relevant
+    skill ranked 6th-20th). Topics are spread over both languages, so the gap between the mean
+    score of the library's Chinese-text skills (``chinese``: a boolean mask) and of its
+    English-text ones, for this request, is that bias; each group is moved back to the
+    library mean. Each group's shift is shrunk by a prior worth PRIOR_SKILLS skills, so a
+    handful of skills in one language barely moves (its mean is noise). A library in one
+    language is unchanged. The same correction as CSLS/hubness reduction in cross-lingual
+    retrieval, with the library as the reference set; nothing in it is fitted.
+    """
+    n = len(scores)
+    out = scores.copy()
+    mean = float(scores.mean()) if n else 0.0
+    for group in (chinese, ~chinese):
+        size = int(group.sum())
+        if 0 < size < n:
+            out[group] -= size / (size + PRIOR_SKILLS) * (float(scores[group].mean()) - mean)
+    return out
+
+
 _CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff]")
 
 
@@ -119,6 +143,7 @@ class Matcher:
         self._smalltalk = None  # (backend name, vectors) embedded on first semantic query
         self._warned_index: set = set()  # index signatures already warned about
         self._lex: Optional[Tuple[LoadedIndex, Bm25]] = None
+        self._chinese: Optional[Tuple[LoadedIndex, object]] = None  # per index: which skills are written in Chinese
 
     def _unusable(self, index: LoadedIndex, why: str) -> Tuple[List[Tuple[SkillEntry, float]], float]:
         """Semantic routing off for this index (one warning per index); nicknames go on."""
@@ -130,8 +155,11 @@ class Matcher:
         return [], 0.0
 
     # -- semantic -------------------------------------------------------------------------
-    def scores(self, text: str, index: Optional[LoadedIndex] = None) -> Tuple[List[Tuple[SkillEntry, float]], float]:
-        """Every skill with its best facet score (best first) and the best small-talk score."""
+    def scores(self, text: str, index: Optional[LoadedIndex] = None) -> Tuple[List[Tuple[SkillEntry, float, float]], float]:
+        """Every skill as (entry, ranking score, raw score), best ranking score first, and the
+        best small-talk score. The raw score is the best facet cosine; the ranking score is the
+        same with the request's language bias removed (centre_languages). Only the ranking uses
+        the correction: the gates read the raw scores' leads (see candidates)."""
         index = index or self.store.get()
         if index is None or not index.semantic or not self.cfg.semantic or not text.strip():
             return [], 0.0
@@ -150,10 +178,19 @@ class Matcher:
             return self._unusable(index, f"holds {index.vectors.shape[1]}-dimensional vectors and "
                                          f"{self.cfg.backend} makes {q.shape[0]}-dimensional ones")
         per_row = index.vectors @ q
-        per_skill = np.maximum.reduceat(per_row, index.starts)
-        order = np.argsort(-per_skill)
+        raw = np.maximum.reduceat(per_row, index.starts)
+        ranked = centre_languages(raw, self._chinese_skills(index))
+        order = np.argsort(-ranked)
         chat = float((self._smalltalk[1] @ q).max())
-        return [(index.entries[i], float(per_skill[i])) for i in order], chat
+        return [(index.entries[i], float(ranked[i]), float(raw[i])) for i in order], chat
+
+    def _chinese_skills(self, index: LoadedIndex):
+        """Which skills are written in Chinese (their description), once per loaded index."""
+        if self._chinese is None or self._chinese[0] is not index:
+            import numpy as np
+
+            self._chinese = (index, np.asarray([language(e.description) == "zh" for e in index.entries], dtype=bool))
+        return self._chinese[1]
 
     def candidates(self, text: str, index: Optional[LoadedIndex] = None) -> Tuple[List[Candidate], SmallTalk]:
         """Every skill with its semantic, lexical and fused score (best fused first), and the
@@ -166,9 +203,12 @@ class Matcher:
         except Exception as exc:  # a broken semantic path leaves the lexical signal
             log.warning("skill router: semantic scoring failed (%s); lexical only", type(exc).__name__)
             sem_ranked, chat = [], 0.0
-        sem = {id(e): s for e, s in sem_ranked}
-        zs, chat_z = standardize([s for _, s in sem_ranked], chat)
-        z = {id(e): v for (e, _), v in zip(sem_ranked, zs)}
+        sem = {id(e): s for e, s, _ in sem_ranked}
+        # The gates read leads in the encoder's raw scores: the language correction is an
+        # estimate that reorders candidates, and moving a whole language group by its mean gap
+        # would otherwise lift near misses of the other language over inject_z (set B, C).
+        zs, chat_z = standardize([r for _, _, r in sem_ranked], chat)
+        z = {id(e): v for (e, _, _), v in zip(sem_ranked, zs)}
         lex = self._bm25(index).scores(text[:2000])
         w, half = self.lexical_weight(language(text)), self.cfg.lexical_half
         out = []

@@ -160,3 +160,59 @@ def test_tiers_gate_injection_on_the_library_relative_lead_and_hint_the_rest():
     lexical = [Candidate(cands[0].entry, 0.0, 12.0, 0.7)] + bare[1:]
     inject, hints = m.tiers(lexical, SmallTalk(), lang="en")
     assert inject == [] and [x.entry.name for x in hints][:2] == ["a", "b"]
+
+def test_centre_languages_removes_the_same_language_lift_and_leaves_one_language_alone():
+    import numpy as np
+
+    from hermes_token_router.skill_router.matcher import PRIOR_SKILLS, centre_languages
+
+    # A Chinese request over 40 English-text and 20 Chinese-text skills: every Chinese-text
+    # skill gets +0.10 for sharing the request's language; the relevant skill (0) is English.
+    rng = np.random.default_rng(0)
+    topic = rng.normal(0.30, 0.03, 60).astype(np.float32)
+    topic[0] = 0.42
+    chinese = np.arange(60) >= 40
+    raw = topic + 0.10 * chinese
+    assert int((raw > raw[0]).sum()) >= 5  # the lift pushes the relevant skill out of the top 5
+    out = centre_languages(raw, chinese)
+    assert int((out > out[0]).sum()) == 0
+    # Each group moves towards the library mean by its mean gap, shrunk by a prior of PRIOR_SKILLS.
+    mean = raw.mean()
+    for group in (chinese, ~chinese):
+        n = group.sum()
+        expected = raw[group] - n / (n + PRIOR_SKILLS) * (raw[group].mean() - mean)
+        assert np.allclose(out[group], expected, atol=1e-6)
+    # Order within a language is kept; a library in one language is unchanged.
+    assert (np.argsort(-out[~chinese]) == np.argsort(-raw[~chinese])).all()
+    assert np.array_equal(centre_languages(raw, np.zeros(60, dtype=bool)), raw)
+    assert np.array_equal(centre_languages(raw, np.ones(60, dtype=bool)), raw)
+    assert centre_languages(np.zeros(0, dtype=np.float32), np.zeros(0, dtype=bool)).shape == (0,)
+
+
+def test_semantic_scores_are_language_centred_over_the_real_index(semantic_index):
+    import numpy as np
+
+    from hermes_token_router.skill_router import embedding
+    from hermes_token_router.skill_router.index import IndexStore
+    from hermes_token_router.skill_router.matcher import Matcher, centre_languages, standardize
+
+    m = Matcher(SkillRouterConfig(enabled=True), IndexStore(semantic_index))
+    idx = m.store.get()
+    chinese = np.asarray([language(e.description) == "zh" for e in idx.entries])
+    assert 0 < chinese.sum() < len(chinese)  # the fixture mixes both languages
+    text = "帮我把这些照片批量缩小尺寸"
+    q = np.asarray(embedding.get_backend("use-m3").encode([text]), dtype=np.float32)[0]
+    raw = np.maximum.reduceat(idx.vectors @ q, idx.starts)
+    expected = centre_languages(raw, chinese)
+    ranked = m.scores(text, idx)[0]
+    got = {e.name: (s, r) for e, s, r in ranked}
+    assert all(abs(got[e.name][0] - float(expected[i])) < 1e-5 and abs(got[e.name][1] - float(raw[i])) < 1e-5
+               for i, e in enumerate(idx.entries))
+    assert [s for _, s, _ in ranked] == sorted((s for _, s, _ in ranked), reverse=True)  # ranked by the correction
+    assert not np.allclose(raw, expected)  # the correction is live, not a no-op on this library
+    # The gates read the raw leads: the candidates' z is standardize over the raw cosines.
+    zs, _ = standardize([float(x) for x in raw])
+    cands, _ = m.candidates(text, idx)
+    by_name = {e.name: zs[i] for i, e in enumerate(idx.entries)}
+    assert all(abs(c.z - by_name[c.entry.name]) < 1e-4 for c in cands)
+    assert all(abs(c.semantic - got[c.entry.name][0]) < 1e-6 for c in cands)
