@@ -15,7 +15,7 @@ Metrics (requests that a skill serves):
 Only the two gates (inject_z, smalltalk_z) are calibrated, with the leave-one-out near misses
 as a constraint; the ranking weights are fixed. TARGETS are the issue's goals, printed, not
 gated; FLOORS are regression gates: breaking one exits 1 (CI runs this file in .ci/run).
-Run: python benchmarks/skills.py [--json] [--cache FILE] [--sets A,B]
+Run: python benchmarks/skills.py [--json] [--cache FILE] [--sets A,B,C]
 """
 
 from __future__ import annotations
@@ -39,8 +39,8 @@ from hermes_token_router.skill_router.config import SkillRouterConfig  # noqa: E
 from hermes_token_router.skill_router.embedding import semantic_status  # noqa: E402
 from hermes_token_router.skill_router.index import IndexStore, build_index  # noqa: E402
 from hermes_token_router.skill_router.lexical import saturate  # noqa: E402
-from hermes_token_router.skill_router.matcher import (Candidate, Matcher, SmallTalk, language,  # noqa: E402
-                                                       standardize)
+from hermes_token_router.skill_router.matcher import (Candidate, Matcher, SmallTalk,  # noqa: E402
+                                                       centre_languages, language, standardize)
 
 SET_B_SKILLS = ROOT / "tests" / "fixtures" / "skills_b"
 # Set C: new blind queries over set B's skills (written from the skill names alone, after the
@@ -57,21 +57,41 @@ TARGETS = {"reach@5": (">=", 0.95), "hit@1": (">=", 0.75), "inj_prec": (">=", 0.
 # 96.6 / 1.4 / 0.0 (en/zh reach 99.0/94.1), leave-one-out 0.6%. Cross: cal A -> B equals the
 # shipped B row; cal B -> A 96.1 / 91.7 / 98.5 / 2.2 / 6.7. A change that breaks one fails CI
 # (.ci/run); moving a floor down needs a reason in benchmarks/HISTORY.md.
+# 2026-12-01 08:10, language-centred ranking (matcher.centre_languages): zh reach@5 A 96.9%,
+# B 98.5%, so the zh floors rose; B's English reach@5 fell one request to 98.0% (bq158, a
+# Chinese-text skill asked for in English), so its floor moved down to keep one request of
+# slack (HISTORY.md). Set C rows (seen since 07:58), just under that run: C shipped (= cal A
+# -> C) 97.9 / 87.1 / 100 (15) / 0.0 / 0.0 (en/zh reach 98.8/96.4), leave-one-out 0.0%;
+# cal B -> C 97.9 / 87.1 / 96.6 / 1.7 / 0.0; cal C -> A 96.1 / 91.7 / 100 / 0.0 / 4.4;
+# cal C -> B 98.2 / 86.5 / 95.7 / 2.9 / 0.0.
 FLOORS = {
     "A shipped weighted": {"reach@5": (">=", 0.95), "hit@1": (">=", 0.905), "inj_prec": (">=", 0.98),
                            "false_inj": ("<=", 0.03), "chat_hint": ("<=", 0.07)},
     "A shipped weighted [en]": {"reach@5": (">=", 0.955)},
-    "A shipped weighted [zh]": {"reach@5": (">=", 0.90)},
+    "A shipped weighted [zh]": {"reach@5": (">=", 0.93)},
     "A shipped leave-one-out": {"false_inj": ("<=", 0.035)},
     "B shipped weighted": {"reach@5": (">=", 0.96), "hit@1": (">=", 0.835), "inj_prec": (">=", 0.93),
                            "false_inj": ("<=", 0.03), "chat_hint": ("<=", 0.05)},
-    "B shipped weighted [en]": {"reach@5": (">=", 0.98)},
-    "B shipped weighted [zh]": {"reach@5": (">=", 0.925)},
+    "B shipped weighted [en]": {"reach@5": (">=", 0.97)},
+    "B shipped weighted [zh]": {"reach@5": (">=", 0.965)},
     "B shipped leave-one-out": {"false_inj": ("<=", 0.015)},
     "cal A -> B (CROSS)": {"reach@5": (">=", 0.96), "hit@1": (">=", 0.835), "inj_prec": (">=", 0.93),
                            "false_inj": ("<=", 0.03), "chat_hint": ("<=", 0.05)},
     "cal B -> A (CROSS)": {"reach@5": (">=", 0.95), "hit@1": (">=", 0.905), "inj_prec": (">=", 0.97),
                            "false_inj": ("<=", 0.03), "chat_hint": ("<=", 0.08)},
+    "C shipped weighted": {"reach@5": (">=", 0.965), "hit@1": (">=", 0.86), "inj_prec": (">=", 0.93),
+                           "false_inj": ("<=", 0.02), "chat_hint": ("<=", 0.05)},
+    "C shipped weighted [en]": {"reach@5": (">=", 0.975)},
+    "C shipped weighted [zh]": {"reach@5": (">=", 0.945)},
+    "C shipped leave-one-out": {"false_inj": ("<=", 0.01)},
+    "cal A -> C (CROSS)": {"reach@5": (">=", 0.965), "hit@1": (">=", 0.86), "inj_prec": (">=", 0.93),
+                           "false_inj": ("<=", 0.02), "chat_hint": ("<=", 0.05)},
+    "cal B -> C (CROSS)": {"reach@5": (">=", 0.965), "hit@1": (">=", 0.86), "inj_prec": (">=", 0.93),
+                           "false_inj": ("<=", 0.035), "chat_hint": ("<=", 0.05)},
+    "cal C -> A (CROSS)": {"reach@5": (">=", 0.955), "hit@1": (">=", 0.91), "inj_prec": (">=", 0.99),
+                           "false_inj": ("<=", 0.03), "chat_hint": ("<=", 0.07)},
+    "cal C -> B (CROSS)": {"reach@5": (">=", 0.975), "hit@1": (">=", 0.855), "inj_prec": (">=", 0.93),
+                           "false_inj": ("<=", 0.045), "chat_hint": ("<=", 0.05)},
 }
 
 # Only the two gates are calibrated; both are in standard deviations of the request's scores
@@ -115,14 +135,15 @@ def collect(name: str, tmp: Path, backend: str):
     signals, sem_ms = {}, []
     for q in queries:
         t = time.perf_counter()
-        matcher.scores(q["text"], index)
+        raw = {e.name: r for e, _, r in matcher.scores(q["text"], index)[0]}
         sem_ms.append((time.perf_counter() - t) * 1000)
         cands, small = matcher.candidates(q["text"], index)
         intent = rules.classify(q["text"]).intent
-        signals[q["id"]] = ([(c.entry.name, c.semantic, c.lexical) for c in cands], small.score,
+        signals[q["id"]] = ([(c.entry.name, c.semantic, c.lexical, raw[c.entry.name]) for c in cands], small.score,
                             intent in ("chitchat", "capability_inquiry"), len(q["text"]))
+    chinese = {e.name for e in index.entries if language(e.description) == "zh"}
     return {"name": name, "queries": queries, "signals": signals, "meta": meta, "build_s": build_s,
-            "sem_ms": sem_ms, "skills": meta["count"], "costs": costs}
+            "sem_ms": sem_ms, "skills": meta["count"], "costs": costs, "chinese": chinese}
 
 
 def relex(data) -> None:
@@ -144,7 +165,7 @@ def relex(data) -> None:
             rows, chat = d["signals"][q["id"]][:2]
             lex = dict(zip((e.name for e in entries), bm25.scores(q["text"][:2000])))
             no_work = rules.classify(q["text"]).intent in ("chitchat", "capability_inquiry")
-            d["signals"][q["id"]] = ([(n, sem, lex.get(n, 0.0)) for n, sem, _ in rows], chat, no_work,
+            d["signals"][q["id"]] = ([(n, sem, lex.get(n, 0.0), raw) for n, sem, _, raw in rows], chat, no_work,
                                      len(q["text"]))
 
 
@@ -173,28 +194,29 @@ def token_costs(index_dir: Path, skills: Path, queries, backend: str):
 
 
 def route(signal, cfg: SkillRouterConfig, lang: str, fusion: str = "weighted", matcher=None):
-    """The matcher's tiers on cached signals (same code path: standardize, Matcher.tiers).
-    ``lexical`` is the router without embeddings (no semantic score, so hints only)."""
+    """The matcher's tiers on cached signals (same code path: standardize over the raw cosines,
+    Matcher.tiers on the language-centred ones). ``lexical`` is the router without embeddings
+    (no semantic score, so hints only). Rows: (name, centred cosine, BM25, raw cosine)."""
     rows, chat, no_work, text_len = signal
     w = cfg.lexical_weight_zh if lang == "zh" and cfg.lexical_weight_zh is not None else cfg.lexical_weight
     half = cfg.lexical_half
     key = (id(signal), fusion, w, half)
     cached = _SORTED.get(key)
     if cached is None or cached[0] is not signal:  # an id can be reused once its signal is gone
-        zs, chat_z = standardize([r[1] for r in rows], chat)
+        zs, chat_z = standardize([r[3] for r in rows], chat)
         z = {r[0]: v for r, v in zip(rows, zs)}
         small = SmallTalk(chat, chat_z, True)
         if fusion == "rrf":
-            sem_rank = {n: i for i, (n, _, _) in enumerate(sorted(rows, key=lambda r: -r[1]))}
-            lex_rank = {n: i for i, (n, _, _) in enumerate(sorted(rows, key=lambda r: -r[2]))}
-            rrf = {n: 1 / (60 + sem_rank[n]) + 1 / (60 + lex_rank[n]) for n, _, _ in rows}
-            cands = [Candidate(_Named(n), s, lx, s, z[n]) for n, s, lx in sorted(rows, key=lambda r: -rrf[r[0]])]
+            sem_rank = {r[0]: i for i, r in enumerate(sorted(rows, key=lambda r: -r[1]))}
+            lex_rank = {r[0]: i for i, r in enumerate(sorted(rows, key=lambda r: -r[2]))}
+            rrf = {r[0]: 1 / (60 + sem_rank[r[0]]) + 1 / (60 + lex_rank[r[0]]) for r in rows}
+            cands = [Candidate(_Named(n), s, lx, s, z[n]) for n, s, lx, _ in sorted(rows, key=lambda r: -rrf[r[0]])]
         elif fusion == "lexical":
-            cands = [Candidate(_Named(n), 0.0, lx, saturate(lx, half)) for n, s, lx in rows]
+            cands = [Candidate(_Named(n), 0.0, lx, saturate(lx, half)) for n, _, lx, _ in rows]
             small = SmallTalk()
         else:
             wt = 0.0 if fusion == "semantic" else w
-            cands = [Candidate(_Named(n), s, lx, s + wt * saturate(lx, half), z[n]) for n, s, lx in rows]
+            cands = [Candidate(_Named(n), s, lx, s + wt * saturate(lx, half), z[n]) for n, s, lx, _ in rows]
         if fusion != "rrf":
             cands.sort(key=lambda c: -c.score)
         cached = _SORTED[key] = (signal, cands[:12], small)
@@ -231,14 +253,27 @@ def smaller_libraries(data, cfg: SkillRouterConfig, size: int, draws: int = 5):
         for q in data["queries"]:
             rows, chat, no_work, text_len = data["signals"][q["id"]]
             wanted = keep | set(q.get("expect") or [])
-            signals[q["id"]] = ([r for r in rows if r[0] in wanted], chat, no_work, text_len)
-        sub = {"queries": data["queries"], "signals": signals}
+            signals[q["id"]] = (recentre([r for r in rows if r[0] in wanted], data["chinese"]), chat, no_work,
+                                text_len)
+        sub = {"queries": data["queries"], "signals": signals, "chinese": data["chinese"]}
         r = evaluate(sub, cfg)["all"]
         loo_false += evaluate(leave_one_out(sub), cfg)["all"]["false_inj"] / draws
         for k in keys:
             total[k] += r[k] / draws
         _SORTED.clear()  # these signals die here; their entries would only hold memory
     return {**r, **total, "injected": round(total["injected"]), "loo_false_inj": loo_false}
+
+
+def recentre(rows, chinese):
+    """Rows of a smaller library with the language correction redone over that library (the
+    matcher centres over the library it is given; the raw cosines do not change)."""
+    import numpy as np
+
+    if not rows:
+        return rows
+    centred = centre_languages(np.asarray([r[3] for r in rows], dtype=np.float64),
+                               np.asarray([r[0] in chinese for r in rows], dtype=bool))
+    return [(n, float(c), lx, raw) for (n, _, lx, raw), c in zip(rows, centred)]
 
 
 def leave_one_out(data):
@@ -254,7 +289,7 @@ def leave_one_out(data):
         rows, chat, no_work, text_len = data["signals"][q["id"]]
         qid = f"{q['id']}~loo"
         queries.append({**q, "id": qid, "expect": [], "kind": "loo", "_chat": False})
-        signals[qid] = ([r for r in rows if r[0] not in expect], chat, no_work, text_len)
+        signals[qid] = (recentre([r for r in rows if r[0] not in expect], data["chinese"]), chat, no_work, text_len)
     return {"queries": queries, "signals": signals, "kinds": {"loo"}}
 
 
@@ -361,14 +396,18 @@ HEADER = (f"{'row':<34}{'n':>5}{'reach@5':>9}{'Hit@1':>8}{'inj-prec':>9}{'inj':>
           f"{'chat':>5}{'chatHint':>9}")
 
 
-def main(argv=None) -> int:
+def parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--json", action="store_true")
     ap.add_argument("--backend", default="use-m3")
-    ap.add_argument("--sets", default="A,B", help="which sets to run (A,B)")
+    ap.add_argument("--sets", default="A,B,C", help="which sets to run (default A,B,C)")
     ap.add_argument("--cache", help="pickle of the collected signals: read if present, else written "
                                     "(re-scoring without re-embedding; latency and token figures are kept)")
-    args = ap.parse_args(argv)
+    return ap
+
+
+def main(argv=None) -> int:
+    args = parser().parse_args(argv)
     ok, detail = semantic_status(args.backend)
     if not ok:
         print(f"semantic routing unavailable: {detail}", file=sys.stderr)
@@ -381,6 +420,9 @@ def main(argv=None) -> int:
         import pickle
 
         data = {s: d for s, d in pickle.loads(cache.read_bytes()).items() if s in wanted}
+        if any("chinese" not in d for d in data.values()):
+            print(f"{cache} was written by an older benchmark (no raw cosines); delete it", file=sys.stderr)
+            return 2
         relex(data)
     else:
         with tempfile.TemporaryDirectory() as tmp:

@@ -24,9 +24,18 @@ def at_floors():
     return {"rows": rows}
 
 
-def test_floors_cover_both_sets_in_set_and_cross():
+def test_floors_cover_every_set_in_set_and_cross():
     assert {"A shipped weighted", "B shipped weighted", "cal A -> B (CROSS)", "cal B -> A (CROSS)"} <= set(bench.FLOORS)
+    assert {"C shipped weighted", "C shipped weighted [zh]", "C shipped leave-one-out", "cal A -> C (CROSS)",
+            "cal B -> C (CROSS)", "cal C -> A (CROSS)", "cal C -> B (CROSS)"} <= set(bench.FLOORS)
     assert bench.regressions(at_floors()) == []
+
+
+def test_the_default_run_scores_all_three_sets():
+    assert bench.parser().parse_args([]).sets == "A,B,C"
+    assert set(bench.SETS) == {"A", "B", "C"} and all(q.is_file() for q, _ in bench.SETS.values())
+    line = next(x for x in (ROOT / ".ci" / "run").read_text().splitlines() if "benchmarks/skills.py" in x)
+    assert "--sets" not in line  # CI runs the default, so every set's floors are gated
 
 
 def test_a_summary_below_a_floor_fails_loudly(capsys):
@@ -58,8 +67,8 @@ def test_ci_runs_the_gate_and_stops_on_its_exit_code():
 
 def test_leave_one_out_turns_each_task_into_a_near_miss():
     data = {"queries": [{"id": "q1", "text": "t", "expect": ["a"]}, {"id": "q2", "text": "hi", "expect": []}],
-            "signals": {"q1": ([("a", 0.9, 3.0), ("b", 0.5, 0.0), ("c", 0.1, 0.0)], 0.2, False, 1),
-                        "q2": ([("a", 0.1, 0.0)], 0.8, True, 2)}}
+            "signals": {"q1": ([("a", 0.9, 3.0, 0.9), ("b", 0.5, 0.0, 0.5), ("c", 0.1, 0.0, 0.1)], 0.2, False, 1),
+                        "q2": ([("a", 0.1, 0.0, 0.1)], 0.8, True, 2)}, "chinese": set()}
     loo = bench.leave_one_out(data)
     assert [q["id"] for q in loo["queries"]] == ["q1~loo"] and loo["queries"][0]["expect"] == []
     assert [r[0] for r in loo["signals"]["q1~loo"][0]] == ["b", "c"]
@@ -88,8 +97,10 @@ def test_goals_are_reported_not_gated_including_the_language_gap():
 def test_smaller_libraries_keep_each_requests_relevant_skills():
     data = {"queries": [{"id": "q1", "text": "t", "expect": ["a"], "lang": "en"},
                         {"id": "q2", "text": "hi", "expect": [], "kind": "none", "lang": "en"}],
-            "signals": {"q1": ([("a", 0.9, 0.0)] + [(f"s{i}", 0.1 + 0.001 * i, 0.0) for i in range(30)], 0.1, False, 1),
-                        "q2": ([("a", 0.1, 0.0)] + [(f"s{i}", 0.1, 0.0) for i in range(30)], 0.9, False, 2)}}
+            "signals": {"q1": ([("a", 0.9, 0.0, 0.9)] + [(f"s{i}", 0.1 + 0.001 * i, 0.0, 0.1 + 0.001 * i)
+                                                         for i in range(30)], 0.1, False, 1),
+                        "q2": ([("a", 0.1, 0.0, 0.1)] + [(f"s{i}", 0.1, 0.0, 0.1) for i in range(30)], 0.9, False, 2)},
+            "chinese": set()}
     cfg = bench.SkillRouterConfig(enabled=True)
     full = bench.evaluate(data, cfg)["all"]
     same = bench.smaller_libraries(data, cfg, size=1000, draws=2)
@@ -97,3 +108,27 @@ def test_smaller_libraries_keep_each_requests_relevant_skills():
     small = bench.smaller_libraries(data, cfg, size=3, draws=3)
     assert small["reach@5"] == 1.0  # "a" is always kept for the request it serves
     assert small["loo_false_inj"] == 0.0 and not bench._SORTED
+
+
+def test_cached_routing_ranks_on_centred_scores_and_gates_on_raw_leads():
+    """The benchmark replays the matcher: order by the language-centred cosine, inject on the
+    raw cosine's lead (a centred lead that only the correction made must not inject)."""
+    rows = [("a", 0.9, 0.0, 0.4)] + [(f"s{i}", 0.1 + 0.001 * i, 0.0, 0.1 + 0.001 * i) for i in range(30)]
+    cfg = bench.SkillRouterConfig(enabled=True)
+    inject, hints = bench.route((rows, 0.0, False, 10), cfg, "en")
+    assert inject == [] and hints[0] == "a"
+    raw_lead = [("a", 0.9, 0.0, 0.9)] + rows[1:]
+    assert bench.route((raw_lead, 0.0, False, 10), cfg, "en")[0] == ["a"]
+    bench._SORTED.clear()
+
+
+def test_smaller_libraries_redo_the_language_correction_over_what_is_left():
+    import numpy as np
+
+    rows = [("en1", 0.0, 1.0, 0.40), ("en2", 0.0, 0.0, 0.30), ("zh1", 0.0, 0.0, 0.50), ("zh2", 0.0, 0.0, 0.45)]
+    out = bench.recentre(rows, {"zh1", "zh2"})
+    expected = bench.centre_languages(np.asarray([r[3] for r in rows]), np.asarray([False, False, True, True]))
+    assert [r[0] for r in out] == ["en1", "en2", "zh1", "zh2"] and [r[2] for r in out] == [1.0, 0.0, 0.0, 0.0]
+    assert np.allclose([r[1] for r in out], expected) and [r[3] for r in out] == [r[3] for r in rows]
+    assert out[2][1] < 0.50 and out[0][1] > 0.40  # the Chinese-text group moved down towards the mean
+    assert bench.recentre([], set()) == []
