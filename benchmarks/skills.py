@@ -43,11 +43,13 @@ from hermes_token_router.skill_router.matcher import (Candidate, Matcher, SmallT
                                                        centre_languages, language, standardize)
 
 SET_B_SKILLS = ROOT / "tests" / "fixtures" / "skills_b"
-# Set C: new blind queries over set B's skills (written from the skill names alone, after the
-# gates were calibrated), scored once at first contact; see benchmarks/HISTORY.md.
+# Sets C and D: new blind queries over set B's skills (written from the skill names alone,
+# after the gates were calibrated; D is half Chinese), each scored once at first contact; see
+# benchmarks/HISTORY.md.
 SETS = {"A": (ROOT / "corpus" / "skill_queries.jsonl", None),
         "B": (ROOT / "corpus" / "skill_queries_b.jsonl", SET_B_SKILLS),
-        "C": (ROOT / "corpus" / "skill_queries_c.jsonl", SET_B_SKILLS)}
+        "C": (ROOT / "corpus" / "skill_queries_c.jsonl", SET_B_SKILLS),
+        "D": (ROOT / "corpus" / "skill_queries_d.jsonl", SET_B_SKILLS)}
 
 
 def bounds(reach5, hit1, inj_prec, false_inj, chat_hint):
