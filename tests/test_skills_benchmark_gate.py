@@ -28,12 +28,13 @@ def test_floors_cover_every_set_in_set_and_cross():
     assert {"A shipped weighted", "B shipped weighted", "cal A -> B (CROSS)", "cal B -> A (CROSS)"} <= set(bench.FLOORS)
     assert {"C shipped weighted", "C shipped weighted [zh]", "C shipped leave-one-out", "cal A -> C (CROSS)",
             "cal B -> C (CROSS)", "cal C -> A (CROSS)", "cal C -> B (CROSS)"} <= set(bench.FLOORS)
+    assert {"D shipped weighted", "D shipped weighted [zh]", "cal B -> D (CROSS)"} <= set(bench.FLOORS)
     assert bench.regressions(at_floors()) == []
 
 
-def test_the_default_run_scores_all_three_sets():
-    assert bench.parser().parse_args([]).sets == "A,B,C"
-    assert set(bench.SETS) == {"A", "B", "C"} and all(q.is_file() for q, _ in bench.SETS.values())
+def test_the_default_run_scores_every_set():
+    assert bench.parser().parse_args([]).sets == "A,B,C,D"
+    assert set(bench.SETS) == {"A", "B", "C", "D"} and all(q.is_file() for q, _ in bench.SETS.values())
     line = next(x for x in (ROOT / ".ci" / "run").read_text().splitlines() if "benchmarks/skills.py" in x)
     assert "--sets" not in line  # CI runs the default, so every set's floors are gated
 
