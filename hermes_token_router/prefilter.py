@@ -41,42 +41,93 @@ def _lead(seq) -> str:
     return "".join(out)
 
 
+def _item(items, i) -> Tuple[Optional[FrozenSet[str]], int]:
+    """Literals one of which item ``i`` of a parsed sequence requires (a run of literals is
+    one item), or None, and the index of the next item."""
+    op, av = items[i]
+    if op is C.LITERAL:
+        j = i
+        while j < len(items) and items[j][0] is C.LITERAL:
+            j += 1
+        found = frozenset(["".join(chr(av) for _, av in items[i:j])])
+        # The parser factors a shared prefix out of an alternation ("gh|github" becomes
+        # "g(?:h|ithub)"): glue it back onto each alternative's leading text.
+        if j < len(items) and items[j][0] is C.BRANCH and not _useful(found):
+            leads = [_lead(alt) for alt in items[j][1][1]]
+            if all(leads):
+                found = frozenset(found_one + lead for found_one in found for lead in leads)
+        return found, j
+    if op is C.SUBPATTERN:
+        return _required(av[-1]), i + 1
+    if op is C.BRANCH:
+        alts = [_required(alt) for alt in av[1]]
+        return (None if any(a is None for a in alts) else frozenset().union(*alts)), i + 1
+    if op in (C.MAX_REPEAT, C.MIN_REPEAT) and av[0] >= 1:
+        return _required(av[2]), i + 1
+    if op is C.ASSERT:  # a positive lookaround's text occurs in the message too
+        return _required(av[1]), i + 1
+    # zero-width, optional and character-class items contribute nothing
+    return None, i + 1
+
+
 def _required(seq) -> Optional[FrozenSet[str]]:
     """A set of literals one of which every match of ``seq`` contains, or None."""
     best: Optional[FrozenSet[str]] = None
     items = list(seq)
     i = 0
     while i < len(items):
-        op, av = items[i]
-        found: Optional[FrozenSet[str]] = None
-        if op is C.LITERAL:
-            chars = []
-            while i < len(items) and items[i][0] is C.LITERAL:
-                chars.append(chr(items[i][1]))
-                i += 1
-            found = frozenset(["".join(chars)])
-            # The parser factors a shared prefix out of an alternation ("gh|github" becomes
-            # "g(?:h|ithub)"): glue it back onto each alternative's leading text.
-            if i < len(items) and items[i][0] is C.BRANCH and not _useful(found):
-                leads = [_lead(alt) for alt in items[i][1][1]]
-                if all(leads):
-                    found = frozenset(found_one + lead for found_one in found for lead in leads)
-            i -= 1
-        elif op is C.SUBPATTERN:
-            found = _required(av[-1])
-        elif op is C.BRANCH:
-            alts = [_required(alt) for alt in av[1]]
-            found = None if any(a is None for a in alts) else frozenset().union(*alts)
-        elif op in (C.MAX_REPEAT, C.MIN_REPEAT) and av[0] >= 1:
-            found = _required(av[2])
-        elif op is C.ASSERT:  # a positive lookaround's text occurs in the message too
-            found = _required(av[1])
-        # zero-width, optional and character-class items contribute nothing; keep looking
+        found, i = _item(items, i)
         if found is not None and _useful(found):
             if best is None or _rank(found) > _rank(best):
                 best = found
-        i += 1
     return best
+
+
+def _groups(seq) -> List[FrozenSet[str]]:
+    """Every literal set the items of ``seq`` require, one per item (nested groups, repeats
+    of at least one and positive lookarounds are flattened). Each is required on its own,
+    so a match needs a member of every one: for two words joined by ``.{0,40}`` a message
+    holding only the first skips the pattern (most searches that ran found nothing)."""
+    out: List[FrozenSet[str]] = []
+    items = list(seq)
+    i = 0
+    while i < len(items):
+        op, av = items[i]
+        if op is C.SUBPATTERN:
+            out.extend(_groups(av[-1]))
+        elif op in (C.MAX_REPEAT, C.MIN_REPEAT) and av[0] >= 1:
+            out.extend(_groups(av[2]))
+        elif op is C.ASSERT:
+            out.extend(_groups(av[1]))
+        else:
+            found, i = _item(items, i)
+            if found is not None and _useful(found):
+                out.append(found)
+            continue
+        i += 1
+    return out
+
+
+def _leading(seq) -> Optional[FrozenSet[str]]:
+    """Literals one of which every match of ``seq`` starts with (after zero-width items),
+    or None."""
+    items = list(seq)
+    i = 0
+    while i < len(items) and items[i][0] in (C.AT, C.ASSERT, C.ASSERT_NOT):
+        i += 1
+    if i == len(items):
+        return None
+    op, av = items[i]
+    if op is C.LITERAL:
+        return _item(items, i)[0]
+    if op is C.SUBPATTERN:
+        return _leading(av[-1])
+    if op is C.BRANCH:
+        alts = [_leading(alt) for alt in av[1]]
+        return None if any(a is None for a in alts) else frozenset().union(*alts)
+    if op in (C.MAX_REPEAT, C.MIN_REPEAT) and av[0] >= 1:
+        return _leading(av[2])
+    return None
 
 
 def _rank(lits: FrozenSet[str]) -> tuple:
@@ -84,6 +135,15 @@ def _rank(lits: FrozenSet[str]) -> tuple:
     is one substring scan), then longer ones."""
     shortest = min(len(s) for s in lits)
     return (shortest >= 3, -len(lits), shortest)
+
+
+def _prune(lits) -> FrozenSet[str]:
+    """A literal containing a shorter one is redundant: the shorter test already passes."""
+    kept: List[str] = []
+    for s in sorted(lits, key=len):
+        if not any(k in s for k in kept):
+            kept.append(s)
+    return frozenset(kept)
 
 
 def literals(patterns: List[str]) -> Optional[FrozenSet[str]]:
@@ -98,48 +158,93 @@ def literals(patterns: List[str]) -> Optional[FrozenSet[str]]:
         if lits is None:
             return None
         out |= lits
-    # A literal containing a shorter one is redundant: the shorter test already passes.
-    ordered = sorted(out, key=len)
-    kept: List[str] = []
-    for s in ordered:
-        if not any(k in s for k in kept):
-            kept.append(s)
-    return frozenset(kept)
+    return _prune(out)
+
+
+def requirements(pattern: str) -> Optional[Tuple[FrozenSet[str], ...]]:
+    """Literal sets every match of ``pattern`` needs a member of each of (most selective
+    first), or None when it has none (then the pattern always runs)."""
+    try:
+        groups = {_prune(g) for g in _groups(P.parse(pattern))}
+    except Exception:
+        return None
+    return tuple(sorted(groups, key=lambda g: (_rank(g), sorted(g)), reverse=True)) or None
+
+
+def starts(pattern: str) -> Optional[FrozenSet[str]]:
+    """The literals a match of ``pattern`` must start with, when each is long enough to be
+    rare (see ``Filtered.search``), else None."""
+    try:
+        lead = _leading(P.parse(pattern))
+    except Exception:
+        return None
+    return lead if lead is not None and _useful(lead) else None
 
 
 class Filtered:
-    """Patterns compiled one by one, each behind its own literal test. ``search`` returns
-    the first pattern's match (in list order): which pattern wins only changes the word a
-    decision quotes, never whether the intent fires."""
+    """Patterns compiled one by one, each behind its own literal tests (all must pass).
+    ``search`` returns the first pattern's match (in list order): which pattern wins only
+    changes the word a decision quotes, never whether the intent fires.
+
+    A pattern whose every match starts with one of a few literals (``\\b(?:zip|tar)\\b...``)
+    is tried only where they occur: ``rx.match`` at each occurrence, in order, is the
+    leftmost match ``rx.search`` finds (lookbehinds and ``\\b`` still see the text before
+    the position; ``^`` never matches past 0 for either), without the engine walking every
+    position of a long message (it gets no literal prefix from a leading ``\\b``)."""
 
     __slots__ = ("parts",)
 
     def __init__(self, patterns: Sequence[str]):
-        self.parts: Tuple[Tuple[re.Pattern, Optional[FrozenSet[str]]], ...] = tuple(
-            (re.compile(p), literals([p])) for p in patterns)
+        self.parts: Tuple[Tuple[re.Pattern, Optional[Tuple[FrozenSet[str], ...]],
+                                Optional[Tuple[str, ...]]], ...] = tuple(
+            (re.compile(p), requirements(p), _sorted(starts(p))) for p in patterns)
 
     @property
     def literals(self) -> Set[str]:
-        return {s for _, lits in self.parts if lits is not None for s in lits}
+        return {s for _, groups, _ in self.parts if groups is not None for g in groups for s in g}
 
     def search(self, text: str, present: Optional[Set[str]] = None) -> Optional[re.Match]:
         """``present``: the literals a ``LiteralScanner`` found in ``text`` (or in a text
         containing it); without it each literal is looked up in ``text``."""
-        for rx, lits in self.parts:
-            if lits is not None:
+        for rx, groups, lead in self.parts:
+            if groups is not None:
                 if present is not None:
-                    if lits.isdisjoint(present):
-                        continue
-                else:
-                    for s in lits:
-                        if s in text:
+                    for g in groups:
+                        if g.isdisjoint(present):
                             break
                     else:
+                        groups = None
+                    if groups is not None:
                         continue
-            m = rx.search(text)
+                elif not all(any(s in text for s in g) for g in groups):
+                    continue
+            if lead is None:
+                m = rx.search(text)
+            else:
+                m = _match_at_starts(rx, text, lead)
             if m is not None:
                 return m
         return None
+
+
+def _sorted(lits: Optional[FrozenSet[str]]) -> Optional[Tuple[str, ...]]:
+    return tuple(sorted(lits)) if lits is not None else None
+
+
+def _match_at_starts(rx: re.Pattern, text: str, lead: Tuple[str, ...]) -> Optional[re.Match]:
+    """``rx.search(text)`` for a pattern whose matches all start with one of ``lead``."""
+    at: Set[int] = set()
+    find = text.find
+    for s in lead:
+        i = find(s)
+        while i >= 0:
+            at.add(i)
+            i = find(s, i + 1)
+    for i in sorted(at):
+        m = rx.match(text, i)
+        if m is not None:
+            return m
+    return None
 
 
 def _trie_pattern(words: Sequence[str]) -> str:
@@ -173,16 +278,17 @@ class LiteralScanner:
         self._rx = re.compile("(?=(" + _trie_pattern(lits) + "))") if lits else None
         known = set(lits)
         # a literal found at a position implies its shorter literal prefixes there too
-        self._prefixes = {s: tuple(s[:k] for k in range(1, len(s)) if s[:k] in known) for s in lits}
+        self._prefixes = {s: pre for s in lits
+                          if (pre := tuple(s[:k] for k in range(1, len(s)) if s[:k] in known))}
 
     def present(self, text: str) -> Set[str]:
-        found: Set[str] = set()
         if self._rx is None:
-            return found
+            return set()
+        # ``findall`` returns the longest literal at each position in one C call: no match
+        # objects, and the Python work is per distinct literal, not per position.
+        found = set(self._rx.findall(text))
+        found.discard("")
         pre = self._prefixes
-        for m in self._rx.finditer(text):
-            s = m.group(1)
-            if s and s not in found:
-                found.add(s)
-                found.update(pre[s])
+        for s in [s for s in found if s in pre]:
+            found.update(pre[s])
         return found

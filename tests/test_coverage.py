@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 from hermes_token_router import learned as learned_mod
 from hermes_token_router.coverage import Coverage, mask_content
 from hermes_token_router.learned import LearnedModel
-from hermes_token_router.prefilter import Filtered, literals
+from hermes_token_router.prefilter import Filtered, LiteralScanner, literals
 from hermes_token_router.cli.route import add_subcommand as add_route_subcommand, run_route
 from hermes_token_router.rules import RuleSet, default_rules, normalize
 
@@ -315,8 +315,19 @@ def test_prefilter_literals_are_required_parts():
     assert literals([r"[a-z]+\d"]) is None
 
 
-PATTERNS = [p for i in default_rules()._intents for part in (i.rx.en_parts, i.rx.zh_parts) if part
-            for p in [rx.pattern for rx, _ in part.parts]]
+PATTERNS = [p for i in default_rules()._intents for part in (i.rx.en_parts, i.rx.zh_parts, i.unless) if part
+            for p in [rx.pattern for rx, *_ in part.parts]]
+
+
+def test_prefilter_requires_every_word_a_pattern_needs_and_knows_where_matches_start():
+    from hermes_token_router.prefilter import requirements, starts
+
+    assert set(requirements(r"\b(?:zip|tar)\b.{0,40}\bfiles?\b")) == {
+        frozenset({"zip", "tar"}), frozenset({"file"})}
+    assert requirements(r"[a-z]+\d") is None
+    assert starts(r"(?<![\w/])\b(?:zip|tar)\b.{0,40}") == frozenset({"zip", "tar"})
+    assert starts(r"\bzip|\w+ files") is None
+    assert Filtered([r"\bzip\b.{0,9}\bfiles?\b"]).search("zip it all up") is None
 
 
 @settings(max_examples=300, deadline=None)
@@ -324,6 +335,39 @@ PATTERNS = [p for i in default_rules()._intents for part in (i.rx.en_parts, i.rx
        st.sampled_from(PATTERNS))
 def test_prefilter_never_skips_a_pattern_that_matches(text, pattern):
     assert (Filtered([pattern]).search(text) is None) == (re.search(pattern, text) is None)
+
+
+def _same(a, b):
+    return (a is None and b is None) or (a is not None and b is not None and a.span() == b.span()
+                                         and a.group(0) == b.group(0))
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(st.sampled_from(["run ", "the ", "tests", "zip ", "files ", "discord ", "ban ", "channel ",
+                                 "src/", "app.py ", "remind me ", "at 5 ", "提醒", "每天", "文件", "搜索",
+                                 "git ", "commit ", "push ", "x", "-", " "]), max_size=12),
+       st.sampled_from(PATTERNS))
+def test_filtered_search_is_re_search_span_for_span(words, pattern):
+    """The literal tests and the match-where-it-can-start path return exactly ``re.search``'s
+    match (the span feeds clause coverage), with the scanner's set and without it."""
+    text = "".join(words)
+    f = Filtered([pattern])
+    scanner = LiteralScanner(f.literals)
+    want = re.search(pattern, text)
+    assert _same(f.search(text), want)
+    assert _same(f.search(text, scanner.present(text)), want)
+
+
+def test_filtered_search_is_re_search_on_every_corpus_record():
+    texts = [normalize(json.loads(line)["text"]) for path in [ROOT / "corpus" / "routing.jsonl",
+             *sorted((ROOT / "corpus" / "blind").glob("batch-*.jsonl"))]
+             for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+    rs = default_rules()
+    compiled = [(re.compile(p), Filtered([p])) for p in PATTERNS]
+    for text in texts:
+        present = rs._scanner.present(text)
+        for rx, f in compiled:
+            assert _same(f.search(text, present), rx.search(text)), (rx.pattern, text)
 
 
 @settings(max_examples=200, deadline=None)
