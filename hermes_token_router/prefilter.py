@@ -271,24 +271,37 @@ def _trie_pattern(words: Sequence[str]) -> str:
 class LiteralScanner:
     """Finds, in one pass, which of many literals occur in a message; patterns then test
     their own literals against that set (a C-level set operation) instead of scanning the
-    message once per literal."""
+    message once per literal.
+
+    Two tries, one for literals that start with an ASCII character and one for the rest
+    (mostly single Han characters, hundreds of them): the regex engine tries a branch's
+    alternatives one by one, so one root of 300+ first characters cost every position of
+    an English message hundreds of failed checks. Each trie is gated by a character class
+    of its first characters (one bitmap test), and the second runs only on non-ASCII text."""
 
     def __init__(self, literals: Iterable[str]):
         lits = sorted(set(literals))
-        self._rx = re.compile("(?=(" + _trie_pattern(lits) + "))") if lits else None
+        self._ascii = _scanner([s for s in lits if s[0].isascii()])
+        self._other = _scanner([s for s in lits if not s[0].isascii()])
         known = set(lits)
         # a literal found at a position implies its shorter literal prefixes there too
         self._prefixes = {s: pre for s in lits
                           if (pre := tuple(s[:k] for k in range(1, len(s)) if s[:k] in known))}
 
     def present(self, text: str) -> Set[str]:
-        if self._rx is None:
-            return set()
         # ``findall`` returns the longest literal at each position in one C call: no match
         # objects, and the Python work is per distinct literal, not per position.
-        found = set(self._rx.findall(text))
-        found.discard("")
+        found = set(self._ascii.findall(text)) if self._ascii is not None else set()
+        if self._other is not None and not text.isascii():
+            found.update(self._other.findall(text))
         pre = self._prefixes
         for s in [s for s in found if s in pre]:
             found.update(pre[s])
         return found
+
+
+def _scanner(lits: Sequence[str]) -> Optional[re.Pattern]:
+    if not lits:
+        return None
+    first = "".join(re.escape(c) for c in sorted({s[0] for s in lits}))
+    return re.compile(f"(?=[{first}])(?=({_trie_pattern(lits)}))")

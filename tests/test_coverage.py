@@ -371,8 +371,9 @@ def test_filtered_search_is_re_search_on_every_corpus_record():
 
 
 @settings(max_examples=200, deadline=None)
-@given(st.lists(st.sampled_from(["the", "then", "search", "research", "搜", "搜索", "ab", "abc"]), min_size=1),
-       st.text(alphabet="abcehnrst 搜索", max_size=40))
+@given(st.lists(st.sampled_from(["the", "then", "search", "research", "搜", "搜索", "ab", "abc", "-r", "]x",
+                                "^a", "\\d", "é", "éte", ".py", "搜a"]), min_size=1),
+       st.text(alphabet="abcehnrst 搜索-]^\\dé.py", max_size=40))
 def test_literal_scanner_finds_every_literal_present(lits, text):
     from hermes_token_router.prefilter import LiteralScanner
 
