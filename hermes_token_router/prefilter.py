@@ -305,3 +305,34 @@ def _scanner(lits: Sequence[str]) -> Optional[re.Pattern]:
         return None
     first = "".join(re.escape(c) for c in sorted({s[0] for s in lits}))
     return re.compile(f"(?=[{first}])(?=({_trie_pattern(lits)}))")
+
+
+class Gate:
+    """Which of many ``Filtered`` sets can match a message, from the scanner's literals, so
+    a rule set skips most of its intents without a call each. Every pattern needs a member
+    of its first literal set; a set is a candidate when one of its patterns' first sets
+    occurs (or it has a pattern with no literal test)."""
+
+    def __init__(self, sets: Sequence[Sequence[Optional[Filtered]]]):
+        index: dict = {}
+        always: Set[int] = set()
+        for k, filters in enumerate(sets):
+            for f in filters:
+                for _, groups, _ in (f.parts if f is not None else ()):
+                    if groups is None:
+                        always.add(k)
+                    else:
+                        for s in groups[0]:
+                            index.setdefault(s, set()).add(k)
+        self._index = {s: frozenset(ks) for s, ks in index.items()}
+        self._always = frozenset(always)
+
+    def candidates(self, present: Set[str]) -> Set[int]:
+        """``present``: the scanner's literals of the text (or of a text containing it)."""
+        out = set(self._always)
+        index = self._index
+        for s in present:
+            ks = index.get(s)
+            if ks is not None:
+                out |= ks
+        return out

@@ -29,7 +29,7 @@ from .coverage import COMPANIONS_FILE, COVERAGE_FILE, Coverage, mask_content
 from .decision import Decision, full_surface
 from .normalize import CJK as _CJK, fold
 from .learned import WEIGHTS_FILE, LearnedModel
-from .prefilter import Filtered, LiteralScanner
+from .prefilter import Filtered, Gate, LiteralScanner
 from .paths import shipped
 from .rules_schema import GUARDS_FILE, GuardFile, IntentFile, IntentRule, PolicyError
 from .rules_schema import node_line as _node_line, read as _read, validate as _validate
@@ -143,10 +143,13 @@ class RuleSet:
         # toolset -> (file, line) of its first mention, for ``check_toolsets``
         self.toolset_sites: Dict[str, Tuple[str, int]] = {}
         self.intent_names = tuple(i.name for i in self._intents)
-        # One pass finds every literal the intent patterns test for (the latency budget).
+        # One pass finds every literal the intent and guard patterns test for; the gate then
+        # names the few intents that can match at all (the latency budget).
+        guards_rx = [b for b in (self._negation, self._definitional) if b is not None]
         self._scanner = LiteralScanner(
-            s for i in self._intents
-            for f in (i.rx.en_parts, i.rx.zh_parts, i.unless) if f is not None for s in f.literals)
+            s for f in [p for i in self._intents for p in (i.rx.en_parts, i.rx.zh_parts, i.unless)]
+            + [p for b in guards_rx for p in (b.en_parts, b.zh_parts)] if f is not None for s in f.literals)
+        self._gate = Gate([(i.rx.en_parts, i.rx.zh_parts) for i in self._intents])
 
     # -- loading
 
@@ -241,7 +244,8 @@ class RuleSet:
             return self._full("long_message")
         t = normalize(text)
         cjk = _CJK.search(t) is not None
-        if self._negation is not None and self._negation.search(t, cjk):
+        present = self._scanner.present(t)
+        if self._negation is not None and self._negation.search(t, cjk, present):
             return self._full("negated", intent="negated")
 
         core = t.strip(_EDGE)
@@ -254,9 +258,8 @@ class RuleSet:
             return Decision("narrow", (), "capability_inquiry", self._conf.capability, "rules",
                             "capability question")
 
-        present = self._scanner.present(t)
         hits = self._hits(t, cjk, present=present)
-        question = self._definitional is not None and self._definitional.search(t, cjk) is not None
+        question = self._definitional is not None and self._definitional.search(t, cjk, present) is not None
         if hits and question:
             kept = [h for h in hits if h[0].answers_questions]
             if not kept:
@@ -321,7 +324,8 @@ class RuleSet:
         cov = self.coverage
         masked: Optional[str] = None
         hits: List[Tuple[_Intent, str, Tuple[int, int]]] = []
-        for intent in self._intents:
+        can = self._gate.candidates(present) if present is not None else None
+        for k, intent in enumerate(self._intents):
             if only and not any(ts in only for ts in intent.toolsets):
                 continue
             text, lits = t, present
@@ -329,6 +333,8 @@ class RuleSet:
                 if masked is None:
                     masked = mask_content(t)
                 text, lits = masked, (present if masked is t else None)
+            if lits is not None and k not in can:  # blanking can join new literals: no gate
+                continue
             m = intent.rx.search(text, cjk, lits)
             if m and not (intent.unless is not None and intent.unless.search(t, present)):
                 hits.append((intent, m.group(0).strip(), m.span()))

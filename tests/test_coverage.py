@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import io
 import json
 import logging
@@ -359,9 +360,7 @@ def test_filtered_search_is_re_search_span_for_span(words, pattern):
 
 
 def test_filtered_search_is_re_search_on_every_corpus_record():
-    texts = [normalize(json.loads(line)["text"]) for path in [ROOT / "corpus" / "routing.jsonl",
-             *sorted((ROOT / "corpus" / "blind").glob("batch-*.jsonl"))]
-             for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+    texts = [normalize(t) for t in _corpus_texts()]
     rs = default_rules()
     compiled = [(re.compile(p), Filtered([p])) for p in PATTERNS]
     for text in texts:
@@ -380,15 +379,27 @@ def test_literal_scanner_finds_every_literal_present(lits, text):
     assert LiteralScanner(lits).present(text) == {s for s in lits if s in text}
 
 
+def _corpus_texts():
+    return [json.loads(line)["text"] for path in [ROOT / "corpus" / "routing.jsonl",
+            *sorted((ROOT / "corpus" / "blind").glob("batch-*.jsonl"))]
+            for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+
+
 def test_rules_decide_the_same_with_and_without_the_scanner():
-    rs = RuleSet.load(POLICY / "rules")
-    texts = [json.loads(line)["text"] for line in (ROOT / "corpus" / "routing.jsonl").read_text(
-        encoding="utf-8").splitlines()[:200]]
-    scanned = [(d.action, d.toolsets) for d in map(rs.classify, texts)]
+    """The scanner's literal set, the intent gate built on it and the guards' literal tests
+    are shortcuts: without them every pattern's literals are looked up in the text and every
+    intent is tried. Whole decisions (reason and clause table included) must not move."""
+    rs = RuleSet.load(POLICY / "rules", learned=POLICY / "learned.json")
+    texts = _corpus_texts()
+
+    def decide():
+        return [dataclasses.replace(d, latency_ms=0.0) for d in map(rs.classify, texts)]
+
+    scanned = decide()
 
     class _NoScan:
         def present(self, text):
             return None
 
     rs._scanner = _NoScan()
-    assert [(d.action, d.toolsets) for d in map(rs.classify, texts)] == scanned
+    assert decide() == scanned
