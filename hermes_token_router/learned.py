@@ -26,6 +26,7 @@ import math
 import re
 import zlib
 from dataclasses import dataclass, field, replace
+from functools import cached_property
 from pathlib import Path
 from typing import Dict, List, Mapping, Optional, Set, Tuple
 
@@ -101,12 +102,40 @@ class LearnedModel:
                             Path(path).name, type(exc).__name__, str(exc)[:200])
             return None
 
+    @cached_property
+    def _tables(self) -> Tuple[dict, dict, dict, dict]:
+        """The weights keyed by each kind's raw text (word pairs as word -> word -> row):
+        ``predict`` looks the message's words and grams up directly instead of building a
+        prefixed string per feature, and skips a pair whose first word starts no pair."""
+        words: dict = {}
+        pairs: dict = {}
+        prefixes: dict = {}
+        grams: dict = {}
+        for key, row in self.weights.items():
+            kind, _, rest = key.partition(":")
+            if kind == "b":
+                a, sep, b = rest.partition(" ")  # words hold no space: the split is exact
+                if sep:
+                    pairs.setdefault(a, {})[b] = row
+            elif kind in ("w", "p", "c"):
+                {"w": words, "p": prefixes, "c": grams}[kind][rest] = row
+        return words, pairs, prefixes, grams
+
     def predict(self, t: str) -> Dict[str, float]:
-        """Probability per toolset for a normalised message."""
+        """Probability per toolset for a normalised message: the bias plus the weight of each
+        distinct feature of ``features`` that the file holds."""
         scores = list(self.bias)
-        w = self.weights
-        for f in features(t[:self.max_chars]):
-            row = w.get(f)
+        words_w, pairs_w, prefix_w, gram_w = self._tables
+        t = t[:self.max_chars]
+        words = [w.rstrip(".-'") for w in _WORD.findall(t)]
+        rows = [words_w.get(w) for w in set(words)]
+        rows += [nxt.get(b) for a, b in set(zip(["^"] + words, words)) if (nxt := pairs_w.get(a)) is not None]
+        rows += [prefix_w.get(p) for p in {w[:5] for w in words if len(w) > 5}]
+        runs = _CJK_RUN.findall(t)
+        if runs:
+            grams = {run[i:i + k] for run in runs for k in (1, 2, 3) for i in range(len(run) - k + 1)}
+            rows += [gram_w.get(g) for g in grams]
+        for row in rows:
             if row is not None:
                 for i, v in row:
                     scores[i] += v
@@ -125,13 +154,18 @@ class LearnedModel:
             return self.union_at
         return max(self.floor_p, min(self.union_at, share / self.miss_share))
 
+    @cached_property
+    def _thresholds(self) -> Dict[str, float]:
+        """Each label's threshold on the typical surface (computed once, not per message)."""
+        return {lab: self.threshold(lab) for lab in self.labels}
+
     def second_opinion(self, t: str, toolsets: Tuple[str, ...],
                        shares: Optional[Mapping[str, float]] = None) -> Tuple[str, List[str], str]:
         """``("union", added, note)``, ``("abstain", [], note)`` or ``("agree", [], "")``."""
         probs = self.predict(t)
         rules = set(toolsets)
-        confident = sorted((p, lab) for lab, p in probs.items()
-                           if lab not in rules and p >= self.threshold(lab, shares))
+        at = self._thresholds if shares is None else {lab: self.threshold(lab, shares) for lab in probs}
+        confident = sorted((p, lab) for lab, p in probs.items() if lab not in rules and p >= at[lab])
         if not confident:
             return "agree", [], ""
         credit = max((probs.get(ts, 0.0) for ts in rules if ts in probs), default=None)

@@ -7,6 +7,7 @@ import dataclasses
 import io
 import json
 import logging
+import math
 import re
 import shutil
 from pathlib import Path
@@ -235,6 +236,23 @@ def test_learned_model_features_work_for_chinese_without_a_segmenter(tmp_path):
     model = LearnedModel.load(path)
     assert model.predict(normalize("明天北京天气怎么样"))["web"] > 0.9
     assert model.predict(normalize("明天北京怎么样"))["web"] < 0.1
+
+
+def test_learned_lookup_tables_score_exactly_the_documented_features():
+    """``predict`` looks words, pairs, prefixes and grams up in per-kind tables; the scores
+    must be the bias plus each distinct ``features`` string's row, as the file documents."""
+    model = LearnedModel.load(POLICY / "learned.json")
+    assert model is not None
+    for text in _corpus_texts() + ["^ a.b- x'", "ｇｉｔ 提交 提交", ""]:
+        t = normalize(text)
+        scores = list(model.bias)
+        for f in learned_mod.features(t[:model.max_chars]):
+            for i, v in model.weights.get(f, ()):
+                scores[i] += v
+        got = model.predict(t)
+        for lab, s in zip(model.labels, scores):
+            assert abs(got[lab] - 1.0 / (1.0 + math.exp(-max(-30.0, min(30.0, s))))) < 1e-12, (lab, text)
+        assert model.second_opinion(t, ("file",)) == model.second_opinion(t, ("file",), dict(model.shares))
 
 
 @pytest.mark.parametrize("content", [None, "{not json", json.dumps({"labels": ["web"], "bias": []}),
