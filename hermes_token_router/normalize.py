@@ -36,6 +36,8 @@ _LOOKALIKE = str.maketrans({
     "\u03c5": "u", "\u03c7": "x", "\u0261": "g", "\u0269": "i", "\u026a": "i", "\u0131": "i", "\u1d0f": "o",
     "\u1d1b": "t", "\u0578": "n", "\u057c": "n", "\u0585": "o", "\u0566": "q",
 })
+# Any of those letters: without one, unmasking (a Python call per word) changes nothing.
+_HAS_LOOKALIKE = re.compile("[" + "".join(chr(c) for c in _LOOKALIKE) + "]")
 # Han characters (unified, extension A, compatibility): what the rules, the learned model and the
 # dynamic index each treat as "Chinese", one definition so they cannot drift apart.
 CJK = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]")
@@ -58,7 +60,8 @@ def fold(text: str) -> str:
         return " ".join(text.lower().split())
     text = unicodedata.normalize("NFKC", text)
     text = _INVISIBLE.sub("", text).translate(_QUOTES).lower()
-    text = _WORD.sub(_unmask, text)
+    if _HAS_LOOKALIKE.search(text) is not None:  # most non-ASCII text is Chinese: skip the per-word pass
+        text = _WORD.sub(_unmask, text)
     return " ".join(text.split())
 
 

@@ -6,6 +6,7 @@ import string
 
 from hypothesis import given, strategies as st
 
+from hermes_token_router import normalize as normalize_mod
 from hermes_token_router.normalize import fold
 
 
@@ -19,3 +20,13 @@ def test_disguises_fold_to_plain_words():
     assert fold("Don\u2019t  ＲＵＮ the\u00a0te\u200bsts") == "don't run the tests"
     assert fold("g\u0456thub") == "github"          # a Cyrillic i inside a Latin word
     assert fold("спасибо") == "спасибо"            # a whole Cyrillic word is left alone
+
+
+@given(st.text(alphabet=string.ascii_letters + " 提醒文件，？\u2019\u0430\u0435\u043e\u03bf\u0456\u1d0f\u0578é", max_size=80))
+def test_skipping_the_unmask_pass_without_a_look_alike_letter_changes_nothing(text):
+    """``fold`` runs the per-word unmasking only when a look-alike letter occurs; the pass
+    it skips would have returned the text unchanged."""
+    lowered = text.lower()
+    if normalize_mod._HAS_LOOKALIKE.search(lowered) is None:
+        assert normalize_mod._WORD.sub(normalize_mod._unmask, lowered) == lowered
+    assert fold(text) == " ".join(normalize_mod._WORD.sub(normalize_mod._unmask, fold(text)).split())
