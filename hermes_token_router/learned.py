@@ -39,17 +39,25 @@ _WORD = re.compile(r"[a-z0-9_][a-z0-9_'.-]*")
 _warned: set = set()
 
 
-def features(t: str) -> Set[str]:
-    """Feature strings of a normalised (lower-cased, NFKC) message: ``w:`` words, ``b:``
-    word pairs, ``p:`` five-letter prefixes of longer words (typos), ``c:`` character 1-3
-    grams of each CJK run. Built with comprehensions: this runs on every narrow decision."""
+def _parts(t: str) -> Tuple[Set[str], Set[Tuple[str, str]], Set[str], Set[str]]:
+    """The raw text of each feature kind of a normalised (lower-cased, NFKC) message: words,
+    word pairs (the first paired with ``^``), five-letter prefixes of longer words (typos) and
+    character 1-3 grams of each CJK run (Chinese needs no segmenter). One definition for
+    training (``features``) and for inference (``LearnedModel.predict``), which looks the
+    parts up without building a prefixed string per feature."""
     words = [w.rstrip(".-'") for w in _WORD.findall(t)]
+    grams = {run[i:i + k] for run in _CJK_RUN.findall(t) for k in (1, 2, 3) for i in range(len(run) - k + 1)}
+    return set(words), set(zip(["^"] + words, words)), {w[:5] for w in words if len(w) > 5}, grams
+
+
+def features(t: str) -> Set[str]:
+    """Feature strings as training hashes them: ``w:`` words, ``b:`` word pairs, ``p:``
+    prefixes, ``c:`` CJK grams (see ``_parts``)."""
+    words, pairs, prefixes, grams = _parts(t)
     out = {"w:" + w for w in words}
-    out.update(["b:" + a + " " + b for a, b in zip(["^"] + words, words)])
-    out.update(["p:" + w[:5] for w in words if len(w) > 5])
-    for run in _CJK_RUN.findall(t):
-        n = len(run)
-        out.update(["c:" + run[i:i + k] for k in (1, 2, 3) for i in range(n - k + 1)])
+    out.update(["b:" + a + " " + b for a, b in pairs])
+    out.update(["p:" + p for p in prefixes])
+    out.update(["c:" + g for g in grams])
     return out
 
 
@@ -126,15 +134,11 @@ class LearnedModel:
         distinct feature of ``features`` that the file holds."""
         scores = list(self.bias)
         words_w, pairs_w, prefix_w, gram_w = self._tables
-        t = t[:self.max_chars]
-        words = [w.rstrip(".-'") for w in _WORD.findall(t)]
-        rows = [words_w.get(w) for w in set(words)]
-        rows += [nxt.get(b) for a, b in set(zip(["^"] + words, words)) if (nxt := pairs_w.get(a)) is not None]
-        rows += [prefix_w.get(p) for p in {w[:5] for w in words if len(w) > 5}]
-        runs = _CJK_RUN.findall(t)
-        if runs:
-            grams = {run[i:i + k] for run in runs for k in (1, 2, 3) for i in range(len(run) - k + 1)}
-            rows += [gram_w.get(g) for g in grams]
+        words, pairs, prefixes, grams = _parts(t[:self.max_chars])
+        rows = [words_w.get(w) for w in words]
+        rows += [nxt.get(b) for a, b in pairs if (nxt := pairs_w.get(a)) is not None]
+        rows += [prefix_w.get(p) for p in prefixes]
+        rows += [gram_w.get(g) for g in grams]
         for row in rows:
             if row is not None:
                 for i, v in row:
