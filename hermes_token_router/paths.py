@@ -94,10 +94,23 @@ def cli_command() -> str:
     return f"cd {shlex.quote(str(root))} && {python_for_hermes()} -m hermes_token_router"
 
 
+def profile_flag(profile: Optional[str]) -> str:
+    return f" -p {profile}" if profile and profile != "default" else ""
+
+
 def command_line(sub: str, profile: Optional[str] = None) -> str:
-    """``cli_command`` plus a subcommand and the profile flag, e.g. ``skills build -p work``."""
-    flag = f" -p {profile}" if profile and profile != "default" else ""
-    return f"{cli_command()} {sub}{flag}"
+    """A subcommand as a user types it, e.g. ``hermes -p work token-router skills build``.
+
+    Through Hermes's own ``hermes`` command, which every install shape answers once Hermes
+    loads the plugin, and which runs on the Python Hermes runs on (Hermes's installer puts
+    only ``hermes`` on PATH)."""
+    return f"hermes{profile_flag(profile)} token-router {sub}"
+
+
+def standalone_command_line(sub: str, profile: Optional[str] = None) -> str:
+    """The same without Hermes loading the plugin (``cli_command``): for the doctor, when
+    Hermes cannot load it or this Python cannot import Hermes."""
+    return f"{cli_command()} {sub}{profile_flag(profile)}"
 
 
 def python_for_hermes() -> str:

@@ -17,7 +17,10 @@ What we ask of Hermes, and why each piece is needed:
   router's hints and notes, including those Hermes's ``skill_view`` refuses as disabled;
 * ``transform_llm_output``: show once, in the reply itself, what silently changes the
   router (invalid settings, a missing skill index, where the settings file goes);
-* ``/router``: on, off, reset, status, report, doctor, help, with no model call.
+* ``/router``: on, off, reset, status, report, doctor, help, with no model call;
+* ``hermes token-router``: the command line (route, report, doctor, config, skills) under
+  Hermes's own ``hermes`` command, so it runs on the Python Hermes runs on: Hermes's
+  installer puts only ``hermes`` on PATH.
 """
 
 from __future__ import annotations
@@ -25,6 +28,7 @@ from __future__ import annotations
 from typing import Any
 
 from .catalog import base_schema
+from .cli.main import HERMES_HELP, HERMES_SUBCOMMAND, add_to_hermes, run_from_hermes
 from .commands import RouterCommand
 from .notices import ChatNotices
 from .runtime import RouterRuntime
@@ -64,4 +68,7 @@ def register(ctx: Any) -> RouterRuntime:
     ctx.register_command("router", RouterCommand(runtime),
                          description="Tool router: status | on | off | reset | report | doctor | help",
                          args_hint="status|on|off|reset|report|doctor|help")
+    # cli/main.py: `hermes [-p PROFILE] token-router ...`.
+    ctx.register_cli_command(HERMES_SUBCOMMAND, HERMES_HELP, add_to_hermes, run_from_hermes,
+                             description="Command line of the Hermes token router plugin.")
     return runtime

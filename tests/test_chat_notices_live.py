@@ -32,8 +32,9 @@ def test_missing_skill_index_is_shown_once(stub, router_config, agent_factory, h
     reply = agent.run_conversation("hello there")["final_response"]
     assert reply.startswith(PREFIX + "the skill router is on but has no usable index")
     assert f"no skill index at {index}" in reply
-    # a directory install has no `hermes-token-router` script: the command given is one that exists
-    assert "-m hermes_token_router skills build" in reply and "hermes-token-router skills" not in reply
+    # a directory install has no `hermes-token-router` script: the command given is Hermes's own
+    # (test_readme_install runs `hermes -p routertest token-router ...` for real)
+    assert "hermes token-router skills build" in reply and "hermes-token-router skills" not in reply
     assert agent_factory().run_conversation("hello again")["final_response"] == "ok"
 
 

@@ -113,6 +113,7 @@ def test_wrong_python_names_the_one_the_hermes_launcher_runs(homes, tmp_path):
     assert f"Hermes Agent is not importable with {bare}" in proc.stdout
     assert f"the 'hermes' launcher runs ({PY})" in proc.stdout and f"{PY} -m hermes_token_router doctor -p routertest" \
         in proc.stdout
+    assert "run the doctor through Hermes: hermes -p routertest token-router doctor" in proc.stdout
 
 
 # -- finding 4: the probe tests the actual install, with progress ------------------------
@@ -136,7 +137,7 @@ def test_probe_on_a_profile_with_the_router_off_measures_nothing_and_says_why(ho
     proc = run(["doctor", "-p", "routertest", "--probe"], env, timeout=400)
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert "measured narrowing: none (full surface sent); the router is off for this profile" in proc.stdout
-    assert "turn it on: " in proc.stdout and "config --set enabled=true -p routertest" in proc.stdout
+    assert "turn it on: " in proc.stdout and "hermes -p routertest token-router config --set enabled=true" in proc.stdout
 
 
 def test_probe_is_skipped_without_a_routing_path(homes):
@@ -254,3 +255,56 @@ def test_the_running_copy_path_is_never_needed(homes, tmp_path):
     shutil.copytree(profile / "plugins" / harness.PLUGIN_DIRNAME, elsewhere, symlinks=True)
     proc = run(["config", "-p", "routertest", "--path"], env, cwd=elsewhere)
     assert proc.stdout.strip() == str(profile / "token-router" / "config.yaml")
+
+
+# -- the command line through Hermes's own `hermes` (what Hermes's installer puts on PATH) ------
+
+HERMES = str(Path(PY).parent / "hermes")
+
+
+def hermes(args, env, cwd=ROOT, timeout=240):
+    return subprocess.run([HERMES, *args], env=env, cwd=str(cwd), capture_output=True, text=True, timeout=timeout,
+                          stdin=subprocess.DEVNULL)
+
+
+def test_hermes_token_router_acts_on_the_profile_hermes_selects(homes, tmp_path):
+    env, root, profile = homes
+    proc = hermes(["-p", "routertest", "token-router", "doctor", "--json"], env, cwd=tmp_path)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-2000:]
+    data = json.loads(proc.stdout)
+    assert data["profile"] == "routertest" and data["hermes_home"] == str(profile.resolve())
+    assert data["python"] == PY  # Hermes's own interpreter, whatever `python` on PATH is
+    route = hermes(["-p", "routertest", "token-router", "route", "read ./notes.md and summarise it", "--json"],
+                   env, cwd=tmp_path)
+    assert route.returncode == 0, route.stderr[-2000:]
+    assert json.loads(route.stdout)["toolsets"] == ["file"]
+    # the main profile has no plugin: Hermes has no such command there, and says so (no chat, no model call)
+    main = hermes(["token-router", "doctor"], env, cwd=tmp_path)
+    assert main.returncode == 2 and "invalid choice: 'token-router'" in main.stderr
+
+
+def test_hermes_token_router_exits_with_the_doctors_code(homes, tmp_path):
+    """Hermes ignores a plugin command's return value; the doctor's 2 must still reach the shell."""
+    env, _, profile = homes
+    harness.write_router_config(profile / "token-router" / "config.yaml", {"global": {"confidence_threshold": 7}})
+    proc = hermes(["-p", "routertest", "token-router", "doctor"], env, cwd=tmp_path)
+    assert proc.returncode == 2, proc.stdout[-2000:] + proc.stderr[-2000:]
+    assert "ROUTING PATH: NO" in proc.stdout
+    assert "set the key again with: hermes -p routertest token-router config --set KEY=VALUE" in proc.stdout
+    fixed = hermes(["-p", "routertest", "token-router", "config", "--set", "confidence_threshold=0.9"], env,
+                   cwd=tmp_path)
+    assert fixed.returncode == 0, fixed.stdout + fixed.stderr
+    assert hermes(["-p", "routertest", "token-router", "doctor"], env, cwd=tmp_path).returncode == 0
+
+
+def test_install_hints_name_the_python_hermes_runs_on(monkeypatch):
+    """Hermes's installer builds its venv with uv and no pip: the hint must not say a bare `pip`."""
+    import importlib.util
+
+    from hermes_token_router.skill_router import embedding
+
+    assert embedding.install_command("x==1") == f"install it into the Python Hermes runs on: {PY} -m pip install 'x==1'"
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "pip" else real(name, *a))
+    assert embedding.install_command("x==1") == ("install it into the Python Hermes runs on (a uv venv, no pip): "
+                                                 f"uv pip install --python {PY} 'x==1'")

@@ -392,7 +392,7 @@ def test_d9_wrong_dimension_keeps_nickname_routing_with_one_warning(tmp_path, fa
         inj = router.context_for_turn(f"s{i}", "follow the runbook")
         assert inj is not None and "NICK-MARKER" in inj.text
     warned = [r.getMessage() for r in caplog.records if "semantic routing is off" in r.getMessage()]
-    assert len(warned) == 1 and "hermes-token-router skills build" in warned[0]
+    assert len(warned) == 1 and "hermes token-router skills build" in warned[0]
 
 
 def test_d9_index_built_with_another_model_warns_once(tmp_path, fake_spec, caplog):

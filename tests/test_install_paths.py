@@ -159,4 +159,4 @@ def test_pip_install_has_the_doctor_and_shows_its_version(stub, tmp_path, wheel_
     assert "v0.3.0 from entrypoint" in checks["loaded by Hermes"]["detail"]
     assert data["user_config"] == str(home / "token-router" / "config.yaml")
     assert any("config --set enabled=true" in step and step.startswith("turn it on") for step in data["next_steps"])
-    assert any(step.startswith("turn it on: hermes-token-router config") for step in data["next_steps"])
+    assert any(step.startswith("turn it on: hermes token-router config") for step in data["next_steps"])

@@ -1,10 +1,12 @@
 """Finding 1 and issue 14's acceptance: the README's install block, run verbatim.
 
 A fresh clone of this checkout, a temporary HOME whose ``~/.hermes`` is the main profile
-(pointed at the stub model, no plugin), ``hermes`` and Hermes's ``python`` first on PATH,
-no stdin. Then the real ``hermes chat -q`` on both profiles: the test profile's first
-provider request carries fewer tools than the main profile's; the doctor answers for the
-profile; and after ``hermes plugins update`` the router is still on.
+(pointed at the stub model, no plugin), no stdin, and PATH laid out as Hermes's installer
+leaves it (``scripts/install.sh``: the venv's ``hermes`` linked into ``~/.local/bin``, then
+the system's folders): no ``python`` on PATH can import Hermes or pydantic. Then the real
+``hermes chat -q`` on both profiles: the test profile's first provider request carries fewer
+tools than the main profile's; the doctor answers for the profile; and after ``hermes
+plugins update`` the router is still on.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from hermes_token_router.devtools import harness
 
 ROOT = Path(__file__).resolve().parents[1]
 BIN = Path(sys.executable).parent  # the venv Hermes 0.19.0 runs from: `hermes` and `python`
+SYSTEM_PATH = ["/usr/local/bin", "/usr/bin", "/bin"]
 MESSAGE = "read ./notes.md and summarise it"
 
 
@@ -54,8 +57,22 @@ def user_env(home: Path) -> dict:
         env.pop(var, None)
     env["HOME"] = str(home)
     env["HERMES_HOME"] = str(home / ".hermes")
-    env["PATH"] = os.pathsep.join([str(BIN), env.get("PATH", "")])
+    local_bin = home / ".local" / "bin"  # what install.sh links: `hermes` alone, not the venv's python
+    local_bin.mkdir(parents=True, exist_ok=True)
+    (local_bin / "hermes").symlink_to(BIN / "hermes")
+    env["PATH"] = os.pathsep.join([str(local_bin), *SYSTEM_PATH])
     return env
+
+
+def test_the_install_path_has_no_python_that_imports_hermes(tmp_path):
+    """The premise of the test below, checked rather than assumed."""
+    env = user_env(tmp_path / "home")
+    for name in ("python", "python3"):
+        found = shutil.which(name, path=env["PATH"])
+        if found:
+            probe = subprocess.run([found, "-c", "import hermes_cli"], env=env, capture_output=True, timeout=60)
+            assert probe.returncode != 0, f"{found} imports Hermes: the test would not show the installer's PATH"
+    assert shutil.which("hermes", path=env["PATH"]) == str(tmp_path / "home" / ".local" / "bin" / "hermes")
 
 
 def run(cmd, env, cwd, timeout=240):
@@ -100,7 +117,8 @@ def test_readme_install_block_runs_verbatim_and_routes_the_test_profile(stub, tm
     assert {"read_file", "search_files", "request_toolset"} <= set(test_tools)
     assert "request_toolset" not in main_tools and "terminal" in main_tools and "terminal" not in test_tools
 
-    doctor = run([str(BIN / "python"), "-m", "hermes_token_router", "doctor", "-p", "routertest", "--json"], env, clone)
+    assert "python" not in block, "the install block must run through `hermes` alone"
+    doctor = run(["hermes", "-p", "routertest", "token-router", "doctor", "--json"], env, clone)
     assert doctor.returncode == 0, doctor.stdout[-3000:] + doctor.stderr[-2000:]
     report = json.loads(doctor.stdout)
     assert report["routing_path"] is True and report["profile"] == "routertest"
@@ -108,7 +126,7 @@ def test_readme_install_block_runs_verbatim_and_routes_the_test_profile(stub, tm
 
     update = run(["hermes", "-p", "routertest", "plugins", "update", "hermes-token-router"], env, clone)
     assert update.returncode == 0, update.stdout[-2000:] + update.stderr[-2000:]
-    shown = run([str(BIN / "python"), "-m", "hermes_token_router", "config", "-p", "routertest", "--json"], env, clone)
+    shown = run(["hermes", "-p", "routertest", "token-router", "config", "--json"], env, clone)
     assert json.loads(shown.stdout)["settings"]["enabled"] is True
     after_update, _ = first_request_tools(stub, env, work, "-p", "routertest")
     assert after_update == test_tools

@@ -22,7 +22,7 @@ import sys
 from pathlib import Path
 from typing import Any, Optional
 
-from ..paths import command_line, hermes_python
+from ..paths import command_line, hermes_python, standalone_command_line
 from .doctor_report import FAIL, INFO, OK, WARN, Report
 
 REQUIRED_HOOKS = ("pre_llm_call", "post_api_request", "on_session_finalize", "on_session_reset")
@@ -97,8 +97,9 @@ def check_hermes(report: Report) -> bool:
     except Exception as exc:
         launcher = hermes_python()
         report.hermes_python = launcher
-        use = (f"run the doctor with the Python the 'hermes' launcher runs ({launcher}): "
-               f"{command_line('doctor', report.profile)}" if launcher else
+        use = (f"run the doctor through Hermes: {command_line('doctor', report.profile)} (once the plugin is "
+               f"installed), or with the Python the 'hermes' launcher runs ({launcher}): "
+               f"{standalone_command_line('doctor', report.profile)}" if launcher else
                "run the doctor with the Python Hermes runs on (the first line of the 'hermes' launcher names it); "
                "'hermes' is not on PATH here")
         report.add("hermes", "import", FAIL, f"Hermes Agent is not importable with {sys.executable} "

@@ -11,6 +11,7 @@ from __future__ import annotations
 import importlib
 import importlib.util
 import logging
+import sys
 import threading
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
@@ -92,6 +93,15 @@ def _factory(spec: str) -> Tuple[Optional[str], Callable[[], Backend]]:
     raise ValueError(f"unknown embedding backend {spec!r}; use one of {sorted(_BUILTIN)} or 'module:factory'")
 
 
+def install_command(requirement: str) -> str:
+    """How to add a package to the Python this runs on. Hermes's installer builds its venv
+    with uv, which leaves pip out; a bare ``pip install`` would land in another Python."""
+    python = sys.executable
+    if importlib.util.find_spec("pip") is not None:
+        return f"install it into the Python Hermes runs on: {python} -m pip install '{requirement}'"
+    return f"install it into the Python Hermes runs on (a uv venv, no pip): uv pip install --python {python} '{requirement}'"
+
+
 def semantic_status(spec: str = "use-m3") -> Tuple[bool, str]:
     """Whether semantic routing can run, and why not; cheap (no model load)."""
     if spec == "none":
@@ -105,10 +115,10 @@ def semantic_status(spec: str = "use-m3") -> Tuple[bool, str]:
     try:
         import numpy  # noqa: F401
     except ImportError:
-        return False, f"numpy is not installed; pip install '{EXTRA_REQUIREMENT}'"
+        return False, f"numpy is not installed; {install_command(EXTRA_REQUIREMENT)}"
     if module and importlib.util.find_spec(module) is None:
         hint = EXTRA_REQUIREMENT if spec == "use-m3" else module
-        return False, f"backend {spec} needs the '{module}' package; pip install '{hint}'"
+        return False, f"backend {spec} needs the '{module}' package; {install_command(hint)}"
     loaded = "loaded" if spec in _cache else "not loaded yet"
     return True, f"backend {spec} available ({loaded})"
 

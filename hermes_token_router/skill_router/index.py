@@ -20,6 +20,9 @@ from typing import Any, Dict, Iterable, List, Optional, Tuple
 from . import embedding
 from .config import DEFAULT_THRESHOLD
 from .scan import SkillEntry, embedding_texts, scan_skills
+from ..paths import command_line
+
+REBUILD = command_line("skills build")
 
 log = logging.getLogger("hermes_token_router.skills")
 
@@ -104,7 +107,7 @@ def load_index(index_dir: Path) -> LoadedIndex:
         path = index_dir / name
         if path.exists() and (not path.is_file() or path.stat().st_size > limit):
             raise ValueError(f"{name} is not a regular file of at most {limit} bytes; "
-                             "rebuild with 'hermes-token-router skills build'")
+                             f"rebuild with '{REBUILD}'")
     meta = json.loads((index_dir / "index.json").read_text(encoding="utf-8"))
     if not isinstance(meta, dict) or meta.get("version") != INDEX_VERSION:
         raise ValueError(f"index.json version {meta.get('version') if isinstance(meta, dict) else '?'} "
@@ -166,7 +169,6 @@ class IndexStore:
             index, error = None, None
             if sig[0] is None:
                 from ..config import resolve_profile_name
-                from ..paths import command_line
 
                 error = (f"no skill index at {self.index_dir}; build it: "
                          f"{command_line('skills build', resolve_profile_name())}")

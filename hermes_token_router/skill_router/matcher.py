@@ -18,7 +18,7 @@ from typing import List, NamedTuple, Optional, Sequence, Tuple
 
 from . import embedding
 from .config import SkillRouterConfig
-from .index import IndexStore, LoadedIndex
+from .index import REBUILD, IndexStore, LoadedIndex
 from .nickname import NicknameMap
 from .lexical import Bm25, saturate
 from .scan import SkillEntry
@@ -26,7 +26,6 @@ from .smalltalk import SMALLTALK
 
 log = logging.getLogger("hermes_token_router.skills")
 
-REBUILD = "hermes-token-router skills build"
 
 
 @dataclass(frozen=True)
