@@ -34,6 +34,10 @@ GOAL_CATALOG_TOKENS = 600
 SETTINGS = {"off": {"tool_search": "off", "context_length": 131072},
             "auto": {"tool_search": "auto", "context_length": 65536}}
 DEFAULT_CORPUS = ROOT / "corpus" / "heavy"
+# Heavy batches scored at first contact that have not informed the rules or the index yet: the
+# default run reports them apart and gates nothing on them (their verdict is their first-contact
+# row in benchmarks/HISTORY.md), like run.py's blind batches the learned model was not trained on.
+FIRST_CONTACT = ("requests-3.jsonl",)
 
 
 def _home(setting: str) -> None:
@@ -119,8 +123,22 @@ def is_dynamic(toolset: str) -> bool:
 
 
 def run(corpus: Path, repeats: int = 20, as_json: Optional[Path] = None) -> int:
+    """The default folder: the informed files gated, then each first-contact file reported apart."""
+    if corpus.resolve() != DEFAULT_CORPUS.resolve():
+        return run_set(corpus, repeats, as_json)
+    files = sorted(f.name for f in corpus.glob("*.jsonl"))
+    code = run_set(corpus, repeats, as_json, only=[f for f in files if f not in FIRST_CONTACT])
+    for name in FIRST_CONTACT:
+        if name in files:
+            print(f"\n{name}: first contact, not yet informing (reported, not gated)")
+            run_set(corpus / name, repeats, None, gated=False)
+    return code
+
+
+def run_set(corpus: Path, repeats: int, as_json: Optional[Path], only: Optional[Sequence[str]] = None,
+            gated: bool = True) -> int:
     try:
-        records, notes = load_corpus(corpus)
+        records, notes = load_corpus(corpus, only)
     except CorpusError as exc:
         print(f"corpus error: {exc}")
         return 2
@@ -211,6 +229,8 @@ def run(corpus: Path, repeats: int = 20, as_json: Optional[Path] = None) -> int:
              ("critical recall 100%", (a["critical_recall"] if a["critical_recall"] is not None else 1) >= 1.0),
              ("route p99 <= 0.5 ms", a["p99_ms"] <= GOAL_P99_MS)]
     goals += [(f"median saving >= 85% ({s})", a["saved"][s]["median"] >= GOAL_MEDIAN) for s in surfaces]
+    if not gated:
+        goals, gates = goals + [(f"{name} [not gated]", ok) for name, ok in gates], []
     for title, checks in (("gates:", gates), ("goals:", goals)):
         print(title)
         for name, ok in checks:
