@@ -135,7 +135,7 @@ def main(argv=None) -> int:
 
     records = list(read_records(ledger))
     if records:
-        print(f"\nWhat the plugin recorded ({ledger}), as `hermes-token-router report` shows it:\n")
+        print(f"\nWhat the plugin recorded ({ledger}), as `hermes token-router report` shows it:\n")
         print(report.render(report.summarise(records), price=3.0, max_sessions=20))
     if args.json:
         args.json.parent.mkdir(parents=True, exist_ok=True)

@@ -1,4 +1,4 @@
-"""``hermes-token-router report``: what the router saved, per day and per session.
+"""``hermes token-router report``: what the router saved, per day and per session.
 
 Reads the bounded ledger the hooks write (``$HERMES_HOME/token-router/router-ledger.jsonl``
 of the profile given with ``-p``; an older install's ledger beside the plugin is read when
