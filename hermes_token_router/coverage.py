@@ -84,8 +84,8 @@ class Clause:
 # Quoted spans, fenced/inline code, and list items or pasted lines: content, not requests.
 _QUOTED = re.compile(r'"[^"\n]{1,400}"|“[^”]{1,400}”|「[^」]{1,400}」|『[^』]{1,400}』|《[^》]{1,100}》'
                      r"|(?<![a-z])'[^'\n]{2,200}'(?![a-z])|```.*?(?:```|$)|`[^`\n]{1,200}`", re.S)
-_LISTED = re.compile(r"(?m)^\s*(?:[-*•]|\d{1,2}[.)])\s.*$|:\s*(?:[^,\n:]{1,40},\s*){2,}[^,\n]{1,40}")
-_HAS_CONTENT = re.compile(r"[\"'`“「『《\n]|:\s*[^,]{1,40},")
+_LISTED = re.compile(r"(?m)^\s*(?:[-*•]|\d{1,2}[.)])\s.*$|:(?!//)\s*(?:[^,\n:]{1,40},\s*){2,}[^,\n]{1,40}")
+_HAS_CONTENT = re.compile(r"[\"'`“「『《\n]|:(?!//)\s*[^,]{1,40},")
 
 
 def mask_content(t: str) -> str:

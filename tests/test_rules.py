@@ -591,3 +591,106 @@ def test_a_negated_send_beside_a_draft_still_abstains(rules, text):
 @pytest.mark.parametrize("text", ["dm jordan that standup moved to 10", "私信 Jordan：周会改到周四"])
 def test_a_dm_with_no_platform_is_not_yuanbao(rules, text):
     assert "hermes-yuanbao" not in rules.without_learned().classify(text).toolsets
+
+
+BATCH_9_CLASSES = [
+    # a first message that continues earlier work needs the earlier session too
+    ("alright, now run the same cleanup on ~/photos/2023/", {"session_search", "file"}),
+    ("let's pick up where we left off on the grant budget", {"session_search"}),
+    ("carry on from yesterday with the migration notes", {"session_search"}),
+    ("same as last time: summarise ~/inbox/week42.md", {"session_search", "file"}),
+    ("按上次那个格式把 ~/notes/周报.md 再整理一遍", {"session_search", "file"}),
+    ("销售额也按这个口径汇总一下 ~/data/q3.csv", {"session_search", "file"}),
+    ("這份 ~/docs/月報.md 跟上次一樣處理", {"session_search", "file"}),
+    ("接着昨天的把 ~/blog/draft.md 写完", {"session_search", "file"}),
+    ("之前聊天里提过一个记账 app，叫什么来着", {"session_search"}),
+    # continuing to write an earlier document: it is on disk
+    ("继续写上周没写完的部署说明文档", {"file"}),
+    # a web form, a registration on a site, a hotel or table booked online need the browser
+    ("there's a signup form at https://example.org/join, fill it out with my details", {"browser"}),
+    ("register me for the 10k on the city marathon website", {"browser"}),
+    ("book us a hotel room near the venue for friday", {"browser"}),
+    ("reserve a table for four at an italian place downtown", {"browser"}),
+    ("帮我在官网上报名下个月的马拉松", {"browser"}),
+    ("幫我訂一間台中的民宿，週六入住", {"browser"}),
+    ("帮我预订周五晚上的餐厅包厢", {"browser"}),
+    ("把这份报名表填一下，网址在 https://example.cn/form", {"browser"}),
+    # a reminder for an event whose time must be looked up needs web too
+    ("ping me 15 minutes before the next falcon 9 launch", {"cronjob", "web"}),
+    ("wake me up an hour before sunrise on saturday", {"cronjob", "web"}),
+    ("remind me 10 min before kickoff of the arsenal match", {"cronjob", "web"}),
+    ("流星雨极大的时候提醒我出门看", {"cronjob", "web"}),
+    ("比賽開始前半小時提醒我", {"cronjob", "web"}),
+    # rewriting a document to match figures or guidelines looked up online needs web
+    ("grab the latest IRS mileage rates and update ~/expenses/policy.docx to match", {"web", "file", "terminal"}),
+    ("查一下今年的个税起征点，然后改 ~/hr/说明.docx 里的数字", {"web", "file", "terminal"}),
+    ("2025年度最低工资标准出来了吗？出来的话更新 ~/hr/工资.xlsx", {"web", "file"}),
+    # listing a project workspace's files needs file as well as project
+    ("switch to the thesis project workspace and list the files in it", {"project", "file"}),
+    ("打开「装修」项目工作区，看看里面有哪些文件", {"project", "file"}),
+    ("切到「旅行」專案的工作區，把檔案列出來", {"file"}),
+    # a service's health dashboard or an outage is a web lookup
+    ("any outages on azure in west europe right now?", {"web"}),
+    ("check the github status dashboard before we deploy", {"web"}),
+    # "if so ..." after a question keeps its own verb
+    ("is notes.md older than a week? if so search for a newer template", {"file", "web"}),
+    # command-line media tools, a crash-looping pod, duplicates over a folder, a batch of PDFs
+    ("ffmpeg: concat the clips in ~/edit/ into one mp4", {"terminal"}),
+    ("the api pod is crashlooping in staging, figure out why", {"terminal"}),
+    ("dedupe the photos in ~/camera/ by checksum", {"terminal"}),
+    ("pull the totals out of these 12 pdfs in ~/receipts/", {"terminal"}),
+    ("把 ~/合同/ 里的 30 份 PDF 的签约日期整理出来", {"terminal"}),
+    ("把相册文件夹里重复的照片去重", {"terminal"}),
+    # a loop that uses the agent's own web tool
+    ("write a script that uses the web tool to check each link in links.txt", {"code_execution", "web"}),
+    # outdoor lights and the heat are home devices
+    ("switch off the garden floodlights at 11", {"homeassistant"}),
+    ("turn the heat down a bit in the bedroom", {"homeassistant"}),
+    # Cantonese and Traditional music requests
+    ("我想聽下張學友嘅歌", {"spotify"}),
+    ("播首周杰倫的歌來聽", {"spotify"}),
+    # a thumbnail with its size beside a video is still a picture
+    ("make a 10s loop of rain on a window and a 1280x720 thumbnail", {"video_gen", "image_gen"}),
+    # a Feishu comment after a link: the URL's colon does not open a list
+    ("打开 https://acme.feishu.cn/docx/abc 看下数字，跟表格对一下，有问题就在飞书文档里加评论", {"feishu_drive"}),
+]
+
+
+@pytest.mark.parametrize("text,need", BATCH_9_CLASSES, ids=[t for t, _ in BATCH_9_CLASSES])
+def test_batch_9_classes(rules, text, need):
+    d = rules.without_learned().classify(text)
+    assert routes(d, *need), (text, d)
+
+
+@pytest.mark.parametrize("text,absent", [
+    # "do the same for" inside one request is not a continuation
+    ("fix the typo in a.md and do the same for b.md", "session_search"),
+    # a layout that is the same as before is a bug report, not earlier work
+    ("升级以后界面跟之前一样没变化", "session_search"),
+    # a hotel question stays web; a book is not a booking
+    ("how much is a hotel room in kyoto in april?", "browser"),
+    ("recommend a book about hotel management", "browser"),
+    ("北京的酒店一般多少钱一晚", "browser"),
+    # a reminder whose time is given needs no lookup
+    ("remind me at 6pm to call mom", "web"),
+    ("每天早上7点提醒我跑步，一直到比赛那天", "web"),
+    # a chat about kubernetes is not a command
+    ("thanks for helping with k8s today, long day", "terminal"),
+    # lyrics that mention a porch light are not a device
+    ("read these lyrics aloud: the porch light hums and the tide goes out", "homeassistant"),
+    # a tax form is not a schedule
+    ("still stuck on schedule c, ugh", "cronjob"),
+    # listening to a song's lyrics explained is not playback
+    ("這首歌的歌詞在講什麼", "spotify"),
+    # a single pdf read is not a batch job
+    ("what does the lease.pdf say about pets", "terminal"),
+])
+def test_batch_9_classes_do_not_over_reach(rules, text, absent):
+    assert absent not in rules.without_learned().classify(text).toolsets
+
+
+def test_a_url_colon_does_not_open_a_listed_span():
+    from hermes_token_router.coverage import mask_content
+    t = "open https://a.example/x 里的数字, 跟 b 对一下, 在飞书文档里加评论"
+    assert mask_content(t) == t
+    assert mask_content("items: a, b, c").strip() == "items"
