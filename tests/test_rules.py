@@ -332,22 +332,14 @@ IMPLIED_BY_CLASS = [
 ]
 
 
-@pytest.mark.parametrize("text,need", IMPLIED_BY_CLASS, ids=[t for t, _ in IMPLIED_BY_CLASS])
-def test_implied_needs_by_class(rules, text, need):
-    d = rules.without_learned().classify(text)
-    assert routes(d, *need), (text, d)
-
-
-@pytest.mark.parametrize("text,absent", [
+OVER_REACH_BY_CLASS = [
     # "desktop" as a layout beside a viewport is the browser's, not the user's desktop
     ("check the pricing page at a tablet viewport and on desktop", "computer_use"),
     # moving a meeting is not moving files
     ("move the standup to thursday", "terminal"),
     # a chart in a spoken answer is not a picture to generate
     ("make a chart of the sales csv", "image_gen"),
-])
-def test_class_rules_do_not_over_reach(rules, text, absent):
-    assert absent not in rules.without_learned().classify(text).toolsets
+]
 
 
 @pytest.mark.parametrize("text,scheduled", [
@@ -432,13 +424,7 @@ BATCH_6_7_CLASSES = [
 ]
 
 
-@pytest.mark.parametrize("text,need", BATCH_6_7_CLASSES, ids=[t for t, _ in BATCH_6_7_CLASSES])
-def test_batch_6_7_classes(rules, text, need):
-    d = rules.without_learned().classify(text)
-    assert routes(d, *need), (text, d)
-
-
-@pytest.mark.parametrize("text,absent", [
+BATCH_6_7_OVER_REACH = [
     # "记住我喜欢..." stays memory, not a to-do list
     ("记住我喜欢靠窗的座位", "todo"),
     ("記住我不吃牛肉", "todo"),
@@ -458,9 +444,7 @@ def test_batch_6_7_classes(rules, text, need):
     ("design a sign that says 'Bao & Brew'", "terminal"),
     # an abbreviation is not a C file
     ("queue up the new d.c. album", "file"),
-])
-def test_batch_6_7_classes_do_not_over_reach(rules, text, absent):
-    assert absent not in rules.without_learned().classify(text).toolsets
+]
 
 
 # Classes behind blind batch 8's and heavy batch 3's misses (fresh phrasings, not the batch texts).
@@ -540,13 +524,7 @@ BATCH_8_CLASSES = [
 ]
 
 
-@pytest.mark.parametrize("text,need", BATCH_8_CLASSES, ids=[t for t, _ in BATCH_8_CLASSES])
-def test_batch_8_classes(rules, text, need):
-    d = rules.without_learned().classify(text)
-    assert routes(d, *need), (text, d)
-
-
-@pytest.mark.parametrize("text,need", [
+BATCH_8_NEGATIONS_ABOUT_CONTENT = [
     # a reason ("so you don't"), or a limit on the edit ("don't change anything else", 其他别动)
     ("add my flight to notes.md so you don't book anything that day", {"file"}),
     ("fix the typo in README.md and don't change anything else", {"file"}),
@@ -554,12 +532,10 @@ def test_batch_8_classes(rules, text, need):
     ("把 app.yaml 里的 replicas 改成 3，其余的不要改", {"file"}),
     # "without the" about content, not a tool
     ("post in #rules on discord: no selling without the mods' ok", {"discord"}),
-])
-def test_batch_8_negations_about_content_still_route(rules, text, need):
-    assert routes(rules.without_learned().classify(text), *need)
+]
 
 
-@pytest.mark.parametrize("text,absent", [
+BATCH_8_OVER_REACH = [
     # an essay length is not a word count over files
     ("write me a 300 word essay on the french revolution", "terminal"),
     # a path through ~/Desktop/ is a file, not the desktop to drive
@@ -574,9 +550,7 @@ def test_batch_8_negations_about_content_still_route(rules, text, need):
     ("在飞书里新建一个周报文档", "file"),
     # an essay with a banner in it is not a picture request
     ("write a landing page with a banner that says welcome", "image_gen"),
-])
-def test_batch_8_classes_do_not_over_reach(rules, text, absent):
-    assert absent not in rules.without_learned().classify(text).toolsets
+]
 
 
 @pytest.mark.parametrize("text", [
@@ -656,13 +630,7 @@ BATCH_9_CLASSES = [
 ]
 
 
-@pytest.mark.parametrize("text,need", BATCH_9_CLASSES, ids=[t for t, _ in BATCH_9_CLASSES])
-def test_batch_9_classes(rules, text, need):
-    d = rules.without_learned().classify(text)
-    assert routes(d, *need), (text, d)
-
-
-@pytest.mark.parametrize("text,absent", [
+BATCH_9_OVER_REACH = [
     # "do the same for" inside one request is not a continuation
     ("fix the typo in a.md and do the same for b.md", "session_search"),
     # a layout that is the same as before is a bug report, not earlier work
@@ -684,8 +652,23 @@ def test_batch_9_classes(rules, text, need):
     ("這首歌的歌詞在講什麼", "spotify"),
     # a single pdf read is not a batch job
     ("what does the lease.pdf say about pets", "terminal"),
-])
-def test_batch_9_classes_do_not_over_reach(rules, text, absent):
+]
+
+
+# Each class list above is written once, next to where its classes came from; these two tests
+# serve all of them.
+ALL_IMPLIED = IMPLIED_BY_CLASS + BATCH_6_7_CLASSES + BATCH_8_CLASSES + BATCH_8_NEGATIONS_ABOUT_CONTENT + BATCH_9_CLASSES
+ALL_OVER_REACH = OVER_REACH_BY_CLASS + BATCH_6_7_OVER_REACH + BATCH_8_OVER_REACH + BATCH_9_OVER_REACH
+
+
+@pytest.mark.parametrize("text,need", ALL_IMPLIED, ids=[t for t, _ in ALL_IMPLIED])
+def test_implied_needs_by_class(rules, text, need):
+    d = rules.without_learned().classify(text)
+    assert routes(d, *need), (text, d)
+
+
+@pytest.mark.parametrize("text,absent", ALL_OVER_REACH, ids=[f"{t} !{a}" for t, a in ALL_OVER_REACH])
+def test_class_rules_do_not_over_reach(rules, text, absent):
     assert absent not in rules.without_learned().classify(text).toolsets
 
 
