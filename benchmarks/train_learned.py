@@ -26,7 +26,7 @@ if str(ROOT) not in sys.path:
 
 import numpy as np  # noqa: E402  (training only)
 
-from hermes_token_router.learned import bucket, features  # noqa: E402
+from hermes_token_router.learned import CHITCHAT, bucket, features  # noqa: E402
 from hermes_token_router.rules import normalize  # noqa: E402
 
 BUCKETS = 1 << 18
@@ -101,6 +101,8 @@ def design(records: List[dict], labels: List[str]) -> Tuple[Binary, np.ndarray, 
     for i, r in enumerate(records):
         for ts in r["required"]:
             Y[i, li[ts]] = 1.0
+        if CHITCHAT in li and r.get("kind") == "chitchat":
+            Y[i, li[CHITCHAT]] = 1.0
     return X, Y, cols
 
 
@@ -176,10 +178,14 @@ def main(argv: Sequence[str] = None) -> int:
     ap.add_argument("--miss-share", type=float, default=0.1,
                     help="price of a miss as a share of the full surface (0: one threshold for all)")
     ap.add_argument("--floor-p", type=float, default=0.3, help="never add a toolset below this probability")
+    ap.add_argument("--chitchat-at", type=float, default=1.01,
+                    help="train the chit-chat output and read a message as small talk at this probability (> 1: off)")
     args = ap.parse_args(argv)
 
     records, digests = read([p if p.is_absolute() else ROOT / p for p in args.data])
     labels = sorted({ts for r in records for ts in r["required"]})
+    if args.chitchat_at <= 1.0:
+        labels.append(CHITCHAT)
     X, Y, cols = design(records, labels)
     W, b = fit(X, Y, args.lam, args.pos_weight, args.iters)
     weights, nonzero = export(W, cols, records)
@@ -193,6 +199,7 @@ def main(argv: Sequence[str] = None) -> int:
         "max_chars": 1000,
         "miss_share": args.miss_share,
         "floor_p": args.floor_p,
+        "chitchat_at": args.chitchat_at,
         "shares": typical_shares(labels),
         "training": {
             "command": "python benchmarks/train_learned.py " + " ".join(argv if argv is not None else sys.argv[1:]),

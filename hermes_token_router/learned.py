@@ -16,6 +16,12 @@ rules' toolsets any credit, the router abstains. "Confident" is priced: a toolse
 schemas are a small share of the surface is added at a lower probability than an expensive
 one, because adding it costs little and missing it costs a round trip (see ``threshold``). A missing or corrupt weights file means
 rules only, with one warning. Training: ``benchmarks/train_learned.py``.
+
+One extra output, ``CHITCHAT``, is not a toolset: it is trained on the records labelled
+chit-chat. The phrase list in ``guards.yaml`` only knows whole messages someone wrote down
+("thanks!"), while people say "thanks, that worked perfectly 🙏" or tell the agent about the
+rain; a message no rule explains that this output is sure of keeps the chit-chat surface
+instead of paying for the full one, and the skill router then adds no hints to it.
 """
 
 from __future__ import annotations
@@ -28,13 +34,14 @@ import zlib
 from dataclasses import dataclass, field, replace
 from functools import cached_property
 from pathlib import Path
-from typing import Dict, List, Mapping, Optional, Set, Tuple
+from typing import Dict, FrozenSet, List, Mapping, Optional, Set, Tuple
 
 from .normalize import CJK_RUN as _CJK_RUN
 
 log = logging.getLogger("hermes_token_router")
 
 WEIGHTS_FILE = "learned.json"
+CHITCHAT = "=chitchat"  # the non-toolset output (no toolset name starts with "=")
 _WORD = re.compile(r"[a-z0-9_][a-z0-9_'.-]*")
 _warned: set = set()
 
@@ -80,6 +87,7 @@ class LearnedModel:
     miss_share: float = 0.0
     floor_p: float = 1.0
     shares: Mapping[str, float] = field(default_factory=dict)  # a typical surface's shares
+    chitchat_at: float = 1.01  # the CHITCHAT output at or above this reads as small talk (> 1: off)
 
     @classmethod
     def load(cls, path: Path) -> Optional["LearnedModel"]:
@@ -101,7 +109,7 @@ class LearnedModel:
                 raise ValueError("a share is outside 0..1")
             return cls(labels, bias, weights, float(data["union_at"]), float(data["disagree_at"]),
                        int(data.get("max_chars", 1000)), float(data.get("miss_share", 0.0)),
-                       float(data.get("floor_p", 1.0)), shares)
+                       float(data.get("floor_p", 1.0)), shares, float(data.get("chitchat_at", 1.01)))
         except Exception as exc:
             key = str(path)
             if key not in _warned:
@@ -145,6 +153,10 @@ class LearnedModel:
                     scores[i] += v
         return {lab: 1.0 / (1.0 + math.exp(-max(-30.0, min(30.0, s)))) for lab, s in zip(self.labels, scores)}
 
+    def chitchat(self, t: str) -> bool:
+        """Small talk by the trained ``CHITCHAT`` output (False when the file has none)."""
+        return CHITCHAT in self.labels and self.predict(t)[CHITCHAT] >= self.chitchat_at
+
     def flat(self) -> "LearnedModel":
         """The same model with one threshold for every toolset (benchmarks compare both)."""
         return replace(self, miss_share=0.0)
@@ -161,12 +173,17 @@ class LearnedModel:
     @cached_property
     def _thresholds(self) -> Dict[str, float]:
         """Each label's threshold on the typical surface (computed once, not per message)."""
-        return {lab: self.threshold(lab) for lab in self.labels}
+        return {lab: self.threshold(lab) for lab in self.labels if lab != CHITCHAT}
 
     def second_opinion(self, t: str, toolsets: Tuple[str, ...],
-                       shares: Optional[Mapping[str, float]] = None) -> Tuple[str, List[str], str]:
-        """``("union", added, note)``, ``("abstain", [], note)`` or ``("agree", [], "")``."""
+                       shares: Optional[Mapping[str, float]] = None,
+                       ruled_out: FrozenSet[str] = frozenset()) -> Tuple[str, List[str], str]:
+        """``("union", added, note)``, ``("abstain", [], note)`` or ``("agree", [], "")``.
+        ``ruled_out``: toolsets a matched rule says the request does not need (never added,
+        never a reason to abstain)."""
         probs = self.predict(t)
+        for lab in (CHITCHAT, *ruled_out):
+            probs.pop(lab, None)
         rules = set(toolsets)
         at = self._thresholds if shares is None else {lab: self.threshold(lab, shares) for lab in probs}
         confident = sorted((p, lab) for lab, p in probs.items() if lab not in rules and p >= at[lab])

@@ -10,8 +10,9 @@ worst outcome the router has, while abstaining only costs tokens. So the flow is
    union, and intents encode implied needs: "fix the failing test" -> file + terminal);
 3. inside a definitional question ("what does 'file' mean in git?") domain words are
    dropped as near misses unless the intent answers questions (weather, prices);
-4. with no intent left, a whole-message capability question or chit-chat narrows to the
-   floor surface; anything else abstains (``vague`` / ``no_rule_matched``).
+4. with no intent left, a whole-message capability question or chit-chat (the phrase list,
+   or the learned model's chit-chat output) narrows to the floor surface; anything else
+   abstains (``vague`` / ``no_rule_matched``).
 """
 
 from __future__ import annotations
@@ -116,6 +117,7 @@ class _Intent:
     answers_questions: bool
     rx: _Bilingual
     unless: Optional[Filtered]
+    rules_out: Tuple[str, ...] = ()
 
 
 class RuleSet:
@@ -137,7 +139,8 @@ class RuleSet:
         self._capability = _Bilingual.build(g.capability.en, g.capability.zh)
         self._intents: Tuple[_Intent, ...] = tuple(
             _Intent(rule.name, tuple(rule.toolsets), rule.confidence, rule.answers_questions,
-                    _Bilingual.build(rule.en, rule.zh), Filtered(rule.unless) if rule.unless else None)
+                    _Bilingual.build(rule.en, rule.zh), Filtered(rule.unless) if rule.unless else None,
+                    tuple(rule.rules_out))
             for _, rule in intents)
         self.toolsets = frozenset(ts for i in self._intents for ts in i.toolsets)
         # toolset -> (file, line) of its first mention, for ``check_toolsets``
@@ -272,6 +275,8 @@ class RuleSet:
                                 "capability question")
             if short and self._chitchat is not None and self._chitchat.fullmatch(core, cjk):
                 return Decision("narrow", (), "chitchat", self._conf.chitchat, "rules", "chit-chat")
+            if self.learned is not None and self.learned.chitchat(t):
+                return Decision("narrow", (), "chitchat", self._conf.chitchat, "rules", "learned chit-chat")
             if question:
                 return self._full("question", intent="question")
             return self._full("no_rule_matched")
@@ -305,7 +310,8 @@ class RuleSet:
             if added:
                 reason += "; companions " + ", ".join(added)
         if self.learned is not None:
-            verdict, extra_ts, note = self.learned.second_opinion(t, tuple(toolsets), shares)
+            ruled_out = frozenset(ts for intent, _, _ in hits for ts in intent.rules_out)
+            verdict, extra_ts, note = self.learned.second_opinion(t, tuple(toolsets), shares, ruled_out)
             if verdict == "abstain":
                 return Decision("full", (), "+".join(names), 0.0, "rules", f"learned_disagrees:{note}",
                                 clauses=clauses)

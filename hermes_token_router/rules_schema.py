@@ -57,6 +57,9 @@ class IntentRule(BaseModel):
     zh: List[Pattern] = Field(default_factory=list)
     # The intent does not fire when one of these matches (a more specific intent owns it).
     unless: List[Pattern] = Field(default_factory=list)
+    # Toolsets a match says the request does not need ("search the code" is not web search):
+    # the learned second opinion never adds them to a decision this intent is part of.
+    rules_out: List[str] = Field(default_factory=list)
 
     @field_validator("name")
     @classmethod
@@ -79,6 +82,8 @@ class IntentRule(BaseModel):
     def _has_patterns(self) -> "IntentRule":
         if not self.en and not self.zh:
             raise ValueError("an intent needs at least one en or zh pattern")
+        if set(self.rules_out) & set(self.toolsets):
+            raise ValueError("rules_out names a toolset the intent emits")
         return self
 
 
@@ -131,6 +136,7 @@ FIXES = {
     "en": "use a list of regular expressions (YAML single quotes keep backslashes; no repeat inside a repeat)",
     "zh": "use a list of regular expressions (YAML single quotes keep backslashes; no repeat inside a repeat)",
     "unless": "use a list of regular expressions (no repeat inside a repeat)",
+    "rules_out": "list toolset names the intent's match rules out, none of its own toolsets, e.g. [web]",
     "max_chars": "use a whole number between 50 and 100000",
     "negation": "give en/zh pattern lists",
     "definitional": "give en/zh pattern lists",

@@ -231,6 +231,57 @@ def test_priced_weights_with_a_share_out_of_range_mean_rules_only(tmp_path, capl
     assert any("outside 0..1" in r.message for r in caplog.records)
 
 
+def _chatty(tmp_path, weights, chitchat_at=0.8):
+    path = tmp_path / "chatty.json"
+    path.write_text(json.dumps({"version": 1, "labels": ["web", "file", learned_mod.CHITCHAT], "bias": [-4.0, -4.0, -4.0],
+                                "union_at": 0.9, "disagree_at": 0.02, "weights": weights,
+                                "chitchat_at": chitchat_at}), encoding="utf-8")
+    return path
+
+
+def test_the_chit_chat_output_narrows_small_talk_no_rule_explains(tmp_path):
+    path = _chatty(tmp_path, {"w:worked": [[2, 6.0]], "w:rain": [[2, 6.0], [0, 9.0]]})
+    rs = RuleSet.load(POLICY / "rules", learned=path)
+    text = "omg that worked perfectly 🙏"
+    assert rs.without_learned().classify(text).action == "full"        # no phrase-list line says it
+    d = rs.classify(text)
+    assert (d.action, d.toolsets, d.intent, d.reason) == ("narrow", (), "chitchat", "learned chit-chat")
+    # below its threshold the message still abstains; a rule hit is never overruled by it
+    assert RuleSet.load(POLICY / "rules", learned=_chatty(tmp_path, {"w:worked": [[2, 4.5]]})).classify(text).action == "full"
+    assert rs.classify("the deploy script worked, now post the log to discord").intent != "chitchat"
+
+
+def test_the_chit_chat_output_is_never_a_toolset_and_old_files_have_none(tmp_path):
+    model = LearnedModel.load(_chatty(tmp_path, {"w:thanks": [[2, 9.0]]}))
+    t = normalize("thanks")
+    assert model.predict(t)[learned_mod.CHITCHAT] > 0.99 and model.chitchat(t)
+    assert model.second_opinion(t, ("web",)) == ("agree", [], "")     # never added, never a disagreement
+    old = LearnedModel.load(_model(tmp_path, {"w:thanks": [[0, 9.0]]}))
+    assert old.chitchat_at > 1 and not old.chitchat(t)
+
+
+def test_a_rule_that_rules_a_toolset_out_binds_the_learned_opinion(tmp_path):
+    # the model wants web for any "search" (p 0.99): it may add it to a file listing, but not
+    # to a search inside the project, and that wish is no reason to abstain there either
+    path = _model(tmp_path, {"w:search": [[0, 9.0]], "c:搜": [[0, 9.0]]})
+    rs = RuleSet.load(POLICY / "rules", learned=path)
+    for text in ("search the code for every call to parse_config", "在项目里搜一下 parse_config"):
+        d = rs.classify(text)
+        assert (d.action, d.toolsets) == ("narrow", ("file",)) and "learned" not in d.reason, text
+    # without the rule the same wish still acts (here: a strong disagreement, so full surface)
+    assert rs.classify("search my downloads folder for the invoice files").reason.startswith("learned_disagrees:web")
+    model = LearnedModel.load(path)
+    t = normalize("search the code")
+    assert model.second_opinion(t, ("file",))[0] == "abstain"
+    assert model.second_opinion(t, ("file",), ruled_out=frozenset({"web"})) == ("agree", [], "")
+
+
+def test_rules_out_may_not_name_the_intents_own_toolset():
+    from hermes_token_router.rules_schema import IntentRule
+    with pytest.raises(ValueError, match="rules_out"):
+        IntentRule(name="x", toolsets=["file"], rules_out=["file"], confidence=0.9, en=["x"])
+
+
 def test_learned_model_features_work_for_chinese_without_a_segmenter(tmp_path):
     path = _model(tmp_path, {"c:天气": [[0, 9.0]]})
     model = LearnedModel.load(path)
