@@ -137,8 +137,8 @@ class LearnedModel:
                 {"w": words, "p": prefixes, "c": grams}[kind][rest] = row
         return words, pairs, prefixes, grams
 
-    def predict(self, t: str) -> Dict[str, float]:
-        """Probability per toolset for a normalised message: the bias plus the weight of each
+    def _scores(self, t: str) -> List[float]:
+        """The logit per label for a normalised message: the bias plus the weight of each
         distinct feature of ``features`` that the file holds."""
         scores = list(self.bias)
         words_w, pairs_w, prefix_w, gram_w = self._tables
@@ -151,11 +151,20 @@ class LearnedModel:
             if row is not None:
                 for i, v in row:
                     scores[i] += v
-        return {lab: 1.0 / (1.0 + math.exp(-max(-30.0, min(30.0, s)))) for lab, s in zip(self.labels, scores)}
+        return scores
+
+    def predict(self, t: str) -> Dict[str, float]:
+        """Probability per label for a normalised message."""
+        return {lab: _sigmoid(s) for lab, s in zip(self.labels, self._scores(t))}
+
+    @cached_property
+    def _index(self) -> Dict[str, int]:
+        return {lab: i for i, lab in enumerate(self.labels)}
 
     def chitchat(self, t: str) -> bool:
         """Small talk by the trained ``CHITCHAT`` output (False when the file has none)."""
-        return CHITCHAT in self.labels and self.predict(t)[CHITCHAT] >= self.chitchat_at
+        i = self._index.get(CHITCHAT)
+        return i is not None and self._scores(t)[i] >= _logit(self.chitchat_at)
 
     def flat(self) -> "LearnedModel":
         """The same model with one threshold for every toolset (benchmarks compare both)."""
@@ -175,23 +184,46 @@ class LearnedModel:
         """Each label's threshold on the typical surface (computed once, not per message)."""
         return {lab: self.threshold(lab) for lab in self.labels if lab != CHITCHAT}
 
+    @cached_property
+    def _lowest_logit(self) -> float:
+        """No toolset is added below this logit, whatever the surface's shares."""
+        return _logit(min(self.floor_p, self.union_at) if self.miss_share > 0.0 else self.union_at)
+
     def second_opinion(self, t: str, toolsets: Tuple[str, ...],
                        shares: Optional[Mapping[str, float]] = None,
                        ruled_out: FrozenSet[str] = frozenset()) -> Tuple[str, List[str], str]:
         """``("union", added, note)``, ``("abstain", [], note)`` or ``("agree", [], "")``.
         ``ruled_out``: toolsets a matched rule says the request does not need (never added,
-        never a reason to abstain)."""
-        probs = self.predict(t)
-        for lab in (CHITCHAT, *ruled_out):
-            probs.pop(lab, None)
+        never a reason to abstain). Only labels past the lowest possible threshold are turned
+        into probabilities and priced: the rest of the 30 cost nothing (the latency budget)."""
+        scores = self._scores(t)
         rules = set(toolsets)
-        at = self._thresholds if shares is None else {lab: self.threshold(lab, shares) for lab in probs}
-        confident = sorted((p, lab) for lab, p in probs.items() if lab not in rules and p >= at[lab])
+        lowest = self._lowest_logit
+        candidates = [(lab, _sigmoid(s)) for lab, s in zip(self.labels, scores)
+                      if s >= lowest and lab not in rules and lab not in ruled_out and lab != CHITCHAT]
+        if not candidates:
+            return "agree", [], ""
+        at = self._thresholds if shares is None else {lab: self.threshold(lab, shares) for lab, _ in candidates}
+        confident = sorted((p, lab) for lab, p in candidates if p >= at[lab])
         if not confident:
             return "agree", [], ""
-        credit = max((probs.get(ts, 0.0) for ts in rules if ts in probs), default=None)
+        index = self._index
+        credit = max((_sigmoid(scores[index[ts]]) for ts in rules if ts in index), default=None)
         note = ", ".join(f"{lab}:{p:.2f}" for p, lab in reversed(confident))
         # Only a strong opinion (at union_at) overrules the rules; a cheap addition never does.
         if credit is not None and credit < self.disagree_at and confident[-1][0] >= self.union_at:
             return "abstain", [], note
         return "union", [lab for _, lab in reversed(confident)], note
+
+
+def _sigmoid(s: float) -> float:
+    return 1.0 / (1.0 + math.exp(-max(-30.0, min(30.0, s))))
+
+
+def _logit(p: float) -> float:
+    """The score at which the probability reaches ``p`` (+inf above 1: never)."""
+    if p >= 1.0:
+        return math.inf
+    if p <= 0.0:
+        return -math.inf
+    return math.log(p / (1.0 - p))
