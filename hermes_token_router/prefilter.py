@@ -201,7 +201,10 @@ class Filtered:
 
     @property
     def literals(self) -> Set[str]:
-        return {s for _, groups, _ in self.parts if groups is not None for g in groups for s in g}
+        """Every literal ``search`` tests ``present`` for: the requirements and the starts."""
+        out = {s for _, groups, _ in self.parts if groups is not None for g in groups for s in g}
+        out.update(s for _, _, lead in self.parts if lead is not None for s in lead)
+        return out
 
     def search(self, text: str, present: Optional[Set[str]] = None) -> Optional[re.Match]:
         """``present``: the literals a ``LiteralScanner`` found in ``text`` (or in a text
@@ -221,6 +224,10 @@ class Filtered:
             if lead is None:
                 m = rx.search(text)
             else:
+                if present is not None:  # a start the scanner did not see cannot begin a match
+                    lead = tuple(s for s in lead if s in present)
+                    if not lead:
+                        continue
                 m = _match_at_starts(rx, text, lead)
             if m is not None:
                 return m
