@@ -43,8 +43,8 @@ from hermes_token_router.skill_router.matcher import (Candidate, Matcher, SmallT
                                                        centre_languages, language, standardize)
 
 SET_B_SKILLS = ROOT / "tests" / "fixtures" / "skills_b"
-# Sets C to G: new blind queries over set B's skills (written from the skill names alone,
-# after the gates were calibrated; D to G are half Chinese), each scored once at first
+# Sets C to H: new blind queries over set B's skills (written from the skill names alone,
+# after the gates were calibrated; D to H are half Chinese), each scored once at first
 # contact; see benchmarks/HISTORY.md.
 SETS = {"A": (ROOT / "corpus" / "skill_queries.jsonl", None),
         "B": (ROOT / "corpus" / "skill_queries_b.jsonl", SET_B_SKILLS),
@@ -52,7 +52,8 @@ SETS = {"A": (ROOT / "corpus" / "skill_queries.jsonl", None),
         "D": (ROOT / "corpus" / "skill_queries_d.jsonl", SET_B_SKILLS),
         "E": (ROOT / "corpus" / "skill_queries_e.jsonl", SET_B_SKILLS),
         "F": (ROOT / "corpus" / "skill_queries_f.jsonl", SET_B_SKILLS),
-        "G": (ROOT / "corpus" / "skill_queries_g.jsonl", SET_B_SKILLS)}
+        "G": (ROOT / "corpus" / "skill_queries_g.jsonl", SET_B_SKILLS),
+        "H": (ROOT / "corpus" / "skill_queries_h.jsonl", SET_B_SKILLS)}
 
 
 def bounds(reach5, hit1, inj_prec, false_inj, chat_hint):
@@ -110,14 +111,21 @@ FLOORS = {
     "E shipped weighted [zh]": {"reach@5": (">=", 0.93)},
     # Set F (2026-12-01, after its first contact at 4194559: reach@5 91.6%, Hit@1 76.5%,
     # inj-prec 100% of 14, falseInj 0.0%, chatHint 15.0%; en 93.2% / zh 90.0% reach@5).
-    "F shipped weighted": bounds(0.90, 0.75, 0.92, 0.02, 0.20),
+    "F shipped weighted": bounds(0.90, 0.75, 0.92, 0.02, 0.15),
     "F shipped weighted [en]": {"reach@5": (">=", 0.915)},
     "F shipped weighted [zh]": {"reach@5": (">=", 0.88)},
     # Set G (2026-12-01, after its first contact at 4213796: reach@5 97.5%, Hit@1 84.2%,
     # inj-prec 100% of 16, falseInj 0.0%, chatHint 20.0%; en 98.3% / zh 96.7% reach@5).
-    "G shipped weighted": bounds(0.965, 0.83, 0.93, 0.02, 0.25),
+    "G shipped weighted": bounds(0.965, 0.83, 0.93, 0.02, 0.15),
     "G shipped weighted [en]": {"reach@5": (">=", 0.965)},
     "G shipped weighted [zh]": {"reach@5": (">=", 0.95)},
+    # Set H (2026-12-02, after its two first-contact rows at 65f88b9 and 0af8023: reach@5 95.8%,
+    # Hit@1 82.5%, inj-prec 100% of 18, falseInj 0.0%, chatHint 7.5%; en 98.3% / zh 93.3%).
+    # Chit-chat hints are held at 10%: the tool router's chit-chat output (chitchat_at 0.85)
+    # brought D-H's hinted chit-chat from 12 of 140 lines to 9; F's and G's floors followed.
+    "H shipped weighted": bounds(0.95, 0.81, 0.93, 0.02, 0.10),
+    "H shipped weighted [en]": {"reach@5": (">=", 0.965)},
+    "H shipped weighted [zh]": {"reach@5": (">=", 0.915)},
 }
 
 # Only the two gates are calibrated; both are in standard deviations of the request's scores
@@ -426,7 +434,7 @@ def parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--json", action="store_true")
     ap.add_argument("--backend", default="use-m3")
-    ap.add_argument("--sets", default="A,B,C,D,E,F,G", help="which sets to run (default A,B,C,D,E,F,G)")
+    ap.add_argument("--sets", default="A,B,C,D,E,F,G,H", help="which sets to run (default A,B,C,D,E,F,G,H)")
     ap.add_argument("--cache", help="pickle of the collected signals: read if present, else written "
                                     "(re-scoring without re-embedding; latency and token figures are kept)")
     return ap
