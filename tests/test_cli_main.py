@@ -29,7 +29,7 @@ def run(args, tmp_path, config=None, stdin=None):
 
 
 def test_route_json_uses_the_rules(tmp_path):
-    proc = run(["route", "read ./notes.md and summarise it", "--json"], tmp_path)
+    proc = run(["route", "open ./notes.md and list its headings", "--json"], tmp_path)
     assert proc.returncode == 0, proc.stderr
     out = json.loads(proc.stdout)
     assert out["action"] == "narrow" and out["toolsets"] == ["file"] and out["source"] == "rules"

@@ -274,7 +274,7 @@ def test_hermes_token_router_acts_on_the_profile_hermes_selects(homes, tmp_path)
     data = json.loads(proc.stdout)
     assert data["profile"] == "routertest" and data["hermes_home"] == str(profile.resolve())
     assert data["python"] == PY  # Hermes's own interpreter, whatever `python` on PATH is
-    route = hermes(["-p", "routertest", "token-router", "route", "read ./notes.md and summarise it", "--json"],
+    route = hermes(["-p", "routertest", "token-router", "route", "open ./notes.md and list its headings", "--json"],
                    env, cwd=tmp_path)
     assert route.returncode == 0, route.stderr[-2000:]
     assert json.loads(route.stdout)["toolsets"] == ["file"]
