@@ -10,7 +10,7 @@ and character n-grams of CJK runs (so Chinese needs no segmenter), the weights a
 Training hashes features into buckets; the weights file keys each non-zero bucket by the
 training features that fall into it, so inference is one dict look-up per feature.
 
-It never narrows on its own. Where it is confident about a toolset the rules missed, the
+Its toolset outputs never narrow on their own. Where it is confident about a toolset the rules missed, the
 decision gets the union; where it confidently wants something else and gives none of the
 rules' toolsets any credit, the router abstains. "Confident" is priced: a toolset whose
 schemas are a small share of the surface is added at a lower probability than an expensive
@@ -20,8 +20,9 @@ rules only, with one warning. Training: ``benchmarks/train_learned.py``.
 One extra output, ``CHITCHAT``, is not a toolset: it is trained on the records labelled
 chit-chat. The phrase list in ``guards.yaml`` only knows whole messages someone wrote down
 ("thanks!"), while people say "thanks, that worked perfectly 🙏" or tell the agent about the
-rain; a message no rule explains that this output is sure of keeps the chit-chat surface
-instead of paying for the full one, and the skill router then adds no hints to it.
+rain; a message no rule explains that this output is sure of gets the chit-chat (floor)
+surface instead of the full one, and the skill router then adds no hints to it. That is the
+one decision the model makes without a rule.
 """
 
 from __future__ import annotations
