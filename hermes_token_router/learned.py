@@ -165,7 +165,11 @@ class LearnedModel:
     def chitchat(self, t: str) -> bool:
         """Small talk by the trained ``CHITCHAT`` output (False when the file has none)."""
         i = self._index.get(CHITCHAT)
-        return i is not None and self._scores(t)[i] >= _logit(self.chitchat_at)
+        return i is not None and self._scores(t)[i] >= self._chitchat_logit
+
+    @cached_property
+    def _chitchat_logit(self) -> float:
+        return _logit(self.chitchat_at)
 
     def flat(self) -> "LearnedModel":
         """The same model with one threshold for every toolset (benchmarks compare both)."""
