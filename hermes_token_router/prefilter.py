@@ -22,11 +22,22 @@ except ImportError:  # pragma: no cover - Python 3.10
     import sre_parse as P  # type: ignore[no-redef]
 
 MIN_LITERAL = 2   # one Latin character occurs in nearly every message: no filter at all
+_RARE_MARKS = frozenset("/~@#$%^&*=<>|\\`[]{}")  # one of these is rare enough to filter on
 
 
 def _useful(lits: FrozenSet[str]) -> bool:
-    """Every literal long enough to filter; one CJK character already is (it is rare)."""
-    return bool(lits) and all(len(s) >= MIN_LITERAL or (s and ord(s[0]) > 0x2e7f) for s in lits)
+    """Every literal long enough to filter; one CJK character or path-like mark already is
+    (they are rare in prose)."""
+    return bool(lits) and all(len(s) >= MIN_LITERAL or (s and (ord(s[0]) > 0x2e7f or s in _RARE_MARKS))
+                              for s in lits)
+
+
+def _chars(av) -> Optional[FrozenSet[str]]:
+    """The characters a class of plain literals allows (the parser turns ``画|畫`` into
+    ``[画畫]``), or None for ranges, categories and negated classes."""
+    if not av or any(op is not C.LITERAL for op, _ in av):
+        return None
+    return frozenset(chr(v) for _, v in av)
 
 
 def _lead(seq) -> str:
@@ -66,6 +77,8 @@ def _item(items, i) -> Tuple[Optional[FrozenSet[str]], int]:
         return _required(av[2]), i + 1
     if op is C.ASSERT:  # a positive lookaround's text occurs in the message too
         return _required(av[1]), i + 1
+    if op is C.IN:
+        return _chars(av), i + 1
     # zero-width, optional and character-class items contribute nothing
     return None, i + 1
 
@@ -127,6 +140,8 @@ def _leading(seq) -> Optional[FrozenSet[str]]:
         return None if any(a is None for a in alts) else frozenset().union(*alts)
     if op in (C.MAX_REPEAT, C.MIN_REPEAT) and av[0] >= 1:
         return _leading(av[2])
+    if op is C.IN:
+        return _chars(av)
     return None
 
 

@@ -383,6 +383,10 @@ def test_prefilter_literals_are_required_parts():
     assert literals([r"\bkanban\b|\bthe board\b"]) == frozenset({"kanban", "the board"})
     assert literals([r"(?:^|\s)[\w./-]+\.py\b"]) == frozenset({".py"})
     assert literals([r"[a-z]+\d"]) is None
+    # the parser turns one-character alternatives into a class; path marks filter too
+    assert literals([r"(?:装|裝)(?:好|上)"]) == frozenset({"装", "裝"})
+    assert literals([r"(?:^|\s)(?:~|/(?:var|etc))\b"]) == frozenset({"~", "var", "etc"})
+    assert literals([r"[a-z]x"]) is None
 
 
 PATTERNS = [p for i in default_rules()._intents for part in (i.rx.en_parts, i.rx.zh_parts, i.unless) if part
@@ -401,7 +405,7 @@ def test_prefilter_requires_every_word_a_pattern_needs_and_knows_where_matches_s
 
 
 @settings(max_examples=300, deadline=None)
-@given(st.text(alphabet="abcdefghijklmnopqrstuvwxyz .,/:?'-0123456789提醒每天文件搜", max_size=60),
+@given(st.text(alphabet="abcdefghijklmnopqrstuvwxyz .,/:?'-0123456789~@#提醒每天文件搜装裝画畫", max_size=60),
        st.sampled_from(PATTERNS))
 def test_prefilter_never_skips_a_pattern_that_matches(text, pattern):
     assert (Filtered([pattern]).search(text) is None) == (re.search(pattern, text) is None)
@@ -415,7 +419,7 @@ def _same(a, b):
 @settings(max_examples=400, deadline=None)
 @given(st.lists(st.sampled_from(["run ", "the ", "tests", "zip ", "files ", "discord ", "ban ", "channel ",
                                  "src/", "app.py ", "remind me ", "at 5 ", "提醒", "每天", "文件", "搜索",
-                                 "git ", "commit ", "push ", "x", "-", " "]), max_size=12),
+                                 "git ", "commit ", "push ", "~/", "/var/", "安装", "裝上", "x", "-", " "]), max_size=12),
        st.sampled_from(PATTERNS))
 def test_filtered_search_is_re_search_span_for_span(words, pattern):
     """The literal tests and the match-where-it-can-start path return exactly ``re.search``'s
