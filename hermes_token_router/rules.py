@@ -43,7 +43,8 @@ _EDGE = " \t\r\n!?.,;:~'\"`()[]{}<>*_-…。、“”‘’「」『』（）【
 # them for longer ones keeps the slow tail of classification down.
 _SHORT = 80
 # Between repeated chit-chat phrases ("hi, thanks!!", "谢谢，太棒了").
-_FILLER = r"[\s,.!?;:~'\"…、。\-—()]*"
+# punctuation, and emoji: "cheers 🙏" and "早上好☀️" are still whole chit-chat messages
+_FILLER = r"[\s,.!?;:~'\"…、。\-—()～\u2600-\u27bf\ufe0f\U0001f300-\U0001faff]*"
 
 
 # --------------------------------------------------------------------------- matching
