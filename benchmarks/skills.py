@@ -134,9 +134,12 @@ FLOORS = {
     "I shipped weighted": bounds(0.94, 0.85, 0.93, 0.02, 0.15),
     "I shipped weighted [en]": {"reach@5": (">=", 0.965)},
     "I shipped weighted [zh]": {"reach@5": (">=", 0.90)},
-    "J shipped weighted": bounds(0.965, 0.78, 0.93, 0.02, 0.075),
+    # J's reach floors moved down on 2026-12-02 with the glossary and the Chinese lexical weight
+    # (HISTORY.md): J lost two Chinese requests (96.7% -> 93.3%) while D-J's Chinese reach@5
+    # rose from 93.7% to 96.1% on average.
+    "J shipped weighted": bounds(0.95, 0.78, 0.93, 0.02, 0.075),
     "J shipped weighted [en]": {"reach@5": (">=", 0.965)},
-    "J shipped weighted [zh]": {"reach@5": (">=", 0.95)},
+    "J shipped weighted [zh]": {"reach@5": (">=", 0.92)},
 }
 
 # Only the two gates are calibrated; both are in standard deviations of the request's scores

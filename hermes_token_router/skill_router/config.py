@@ -73,8 +73,9 @@ class SkillRouterConfig(BaseModel):
     # The best skill must lead the runner-up by this much to be injected (0: no lead needed).
     inject_lead: float = Field(default=0.0, ge=0.0, le=2.0)
     lexical_weight: float = Field(default=DEFAULT_LEXICAL_WEIGHT, ge=0.0, le=2.0)
-    # Chinese requests (null: lexical_weight): character bigrams rarely meet English skill text.
-    lexical_weight_zh: Optional[float] = Field(default=0.0, ge=0.0, le=2.0)
+    # Chinese requests (null: lexical_weight). Bigrams alone rarely meet English skill text; with
+    # policy/glossary.yaml a Chinese request carries English words too, so it gets the same weight.
+    lexical_weight_zh: Optional[float] = Field(default=None, ge=0.0, le=2.0)
     lexical_half: float = Field(default=DEFAULT_LEXICAL_HALF, gt=0.0)
     # A raw BM25 score at or above this marks a task even when the embedding reads small talk.
     lexical_task: float = Field(default=DEFAULT_LEXICAL_TASK, ge=0.0)

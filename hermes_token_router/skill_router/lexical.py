@@ -4,6 +4,12 @@ Why a lexical signal next to the embedding: a request that names the tool ("hima
 "docker compose", "小红书") is matched exactly by words, while the embedding blurs rare
 names into their neighbourhood. Chinese has no spaces, so CJK runs become overlapping
 character bigrams. Pure Python: ~200 skills score in well under a millisecond.
+
+Most skill libraries are written in English while many requests are not, and bigrams never
+meet English words. ``policy/glossary.yaml`` maps everyday Chinese task words (both scripts)
+to English ones; a Chinese run adds the English words of every glossary entry it contains, on
+the request and the skill side alike, so "机票比价" meets "flight fare comparison". The
+glossary is general vocabulary, written without sight of any skill set or query set.
 """
 
 from __future__ import annotations
@@ -12,9 +18,19 @@ import math
 import re
 import unicodedata
 from collections import Counter
-from typing import Dict, Iterable, List, Sequence
+import logging
+from functools import lru_cache
+from pathlib import Path
+from typing import Dict, Iterable, List, Optional, Sequence, Tuple
 
+import yaml
+
+from ..paths import shipped
 from .scan import SkillEntry
+
+log = logging.getLogger("hermes_token_router")
+GLOSSARY_FILE = "glossary.yaml"
+_LONGEST = 6  # the longest glossary key, in characters
 
 _CJK_RUN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]+")
 _WORD = re.compile(r"[a-z0-9][a-z0-9+#.]*[a-z0-9+#]|[a-z0-9]")
@@ -42,13 +58,50 @@ def _stem(word: str) -> str:
     return word
 
 
+@lru_cache(maxsize=4)
+def glossary(path: Optional[Path] = None) -> Dict[str, Tuple[str, ...]]:
+    """Chinese key -> the stemmed English words it adds ({} without a readable file, with one
+    warning: the lexical signal then reads Chinese as bigrams only)."""
+    path = path or shipped("policy") / GLOSSARY_FILE
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+        raw = data.get("zh") or {}
+        out = {}
+        for key, english in raw.items():
+            key = unicodedata.normalize("NFKC", str(key)).casefold()
+            words = tuple(_stem(w) for w in _WORD.findall(str(english).casefold()) if w not in _STOP)
+            if 1 < len(key) <= _LONGEST and words:
+                out[key] = words
+        return out
+    except (OSError, yaml.YAMLError, AttributeError) as exc:
+        log.warning("skill router: glossary %s not read (%s); Chinese is matched by bigrams only", path, exc)
+        return {}
+
+
+def _translated(run: str, table: Dict[str, Tuple[str, ...]]) -> List[str]:
+    """The English words of every glossary key inside one CJK run (each key once)."""
+    seen = set()
+    out: List[str] = []
+    for i in range(len(run) - 1):
+        for k in range(2, min(_LONGEST, len(run) - i) + 1):
+            key = run[i:i + k]
+            if key in table and key not in seen:
+                seen.add(key)
+                out.extend(table[key])
+    return out
+
+
 def tokens(text: str) -> List[str]:
-    """Stemmed Latin words (no stop words) plus CJK character bigrams (single chars alone)."""
+    """Stemmed Latin words (no stop words) plus CJK character bigrams (single chars alone),
+    plus the English words the glossary gives each CJK run."""
     text = unicodedata.normalize("NFKC", text or "").casefold()
     out: List[str] = []
+    table = glossary()
     for run in _CJK_RUN.findall(text):
         grams = [run[i:i + 2] for i in range(len(run) - 1)] if len(run) > 1 else [run]
         out.extend(g for g in grams if g not in _STOP_ZH)
+        if table:
+            out.extend(_translated(run, table))
     latin = _CJK_RUN.sub(" ", text).replace("-", " ").replace("_", " ")
     out.extend(_stem(w) for w in _WORD.findall(latin) if w not in _STOP)
     return out

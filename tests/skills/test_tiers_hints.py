@@ -15,9 +15,39 @@ def router(index_dir, skills_dir, **kw):
 
 
 def test_tokens_use_cjk_bigrams_and_light_stems():
-    assert tokens("帮我写小红书") == ["我写", "写小", "小红", "红书"]  # "帮我" is a function bigram
+    assert tokens("帮我写小红书")[:4] == ["我写", "写小", "小红", "红书"]  # "帮我" is a function bigram
     assert tokens("Emails and the invoices") == ["email", "invoice"]
     assert language("帮我看看这个数据 csv") == "zh" and language("check my docker containers") == "en"
+
+
+def test_the_glossary_gives_chinese_requests_english_words_in_both_scripts():
+    assert {"flight", "ticket", "compare"} <= set(tokens("想訂機票，幫我比較一下"))
+    assert {"flight", "ticket"} <= set(tokens("想订机票"))
+    assert "resume" in tokens("帮我改一下简历") and "resume" in tokens("幫我改履歷")
+
+
+def test_the_glossary_lets_a_chinese_request_reach_an_english_only_skill(tmp_path):
+    from hermes_token_router.skill_router.scan import SkillEntry
+
+    def entry(name, description):
+        return SkillEntry(name=name, qualified_name=name, path=str(tmp_path / name), description=description,
+                          tags=[], category="", threshold=None)
+
+    entries = [entry("flight-fare-comparison", "Compare flight fares and ticket prices across airlines"),
+               entry("resume-polishing", "Rewrite resume bullet points to show impact")]
+    scores = Bm25.for_entries(entries).scores("幫我比較一下機票")
+    assert scores[0] > 0 and scores[1] == 0
+
+
+def test_a_missing_or_broken_glossary_means_bigrams_only_with_one_warning(tmp_path, caplog):
+    from hermes_token_router.skill_router import lexical
+
+    broken = tmp_path / "glossary.yaml"
+    broken.write_text("zh: [not, a, mapping", encoding="utf-8")
+    with caplog.at_level("WARNING", logger="hermes_token_router"):
+        assert lexical.glossary(broken) == {} and lexical.glossary(broken) == {}
+        assert lexical.glossary(tmp_path / "absent.yaml") == {}
+    assert sum("glossary" in r.getMessage() for r in caplog.records) == 2  # one per file, cached
 
 
 def test_bm25_ranks_the_named_tool_first(nick_index):
