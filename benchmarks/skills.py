@@ -34,7 +34,7 @@ sys.path.insert(0, str(ROOT / "tests" / "fixtures"))
 
 from make_skills import write_fixture  # noqa: E402
 
-from hermes_token_router.rules import default_rules  # noqa: E402
+from hermes_token_router.skill_router.inject import no_skill_work  # noqa: E402
 from hermes_token_router.skill_router.config import SkillRouterConfig  # noqa: E402
 from hermes_token_router.skill_router.embedding import semantic_status  # noqa: E402
 from hermes_token_router.skill_router.index import IndexStore, build_index  # noqa: E402
@@ -178,7 +178,6 @@ def collect(name: str, tmp: Path, backend: str):
     queries = load_queries(queries_file)
     for q in queries[:20]:  # warm-up: BLAS buffers, tokenizer caches
         matcher.candidates(q["text"], index)
-    rules = default_rules()
     costs = token_costs(tmp / f"index_{name}", skills, queries, backend)
     signals, sem_ms = {}, []
     for q in queries:
@@ -186,9 +185,8 @@ def collect(name: str, tmp: Path, backend: str):
         raw = {e.name: r for e, _, r in matcher.scores(q["text"], index)[0]}
         sem_ms.append((time.perf_counter() - t) * 1000)
         cands, small = matcher.candidates(q["text"], index)
-        intent = rules.classify(q["text"]).intent
         signals[q["id"]] = ([(c.entry.name, c.semantic, c.lexical, raw[c.entry.name]) for c in cands], small.score,
-                            intent in ("chitchat", "capability_inquiry"), len(q["text"]))
+                            no_skill_work(q["text"]), len(q["text"]))
     chinese = {e.name for e in index.entries if language(e.description) == "zh"}
     return {"name": name, "queries": queries, "signals": signals, "meta": meta, "build_s": build_s,
             "sem_ms": sem_ms, "skills": meta["count"], "costs": costs, "chinese": chinese}
@@ -200,7 +198,6 @@ def relex(data) -> None:
     from hermes_token_router.skill_router.lexical import Bm25
     from hermes_token_router.skill_router.scan import scan_skills
 
-    rules = default_rules()
     for name, d in data.items():
         with tempfile.TemporaryDirectory() as tmp:
             skills = SETS[name][1]
@@ -212,7 +209,7 @@ def relex(data) -> None:
         for q in d["queries"]:
             rows, chat = d["signals"][q["id"]][:2]
             lex = dict(zip((e.name for e in entries), bm25.scores(q["text"][:2000])))
-            no_work = rules.classify(q["text"]).intent in ("chitchat", "capability_inquiry")
+            no_work = no_skill_work(q["text"])
             d["signals"][q["id"]] = ([(n, sem, lex.get(n, 0.0), raw) for n, sem, _, raw in rows], chat, no_work,
                                      len(q["text"]))
 
@@ -221,7 +218,7 @@ def token_costs(index_dir: Path, skills: Path, queries, backend: str):
     """What the shipped router adds to a turn, in Hermes's chars/4 tokens: the hint block per
     hinted turn, the full injection per injected turn (the real SkillRouter, fresh sessions)."""
     from hermes_token_router.skill_router.hints import estimate_tokens
-    from hermes_token_router.skill_router.inject import SkillRouter, no_skill_work
+    from hermes_token_router.skill_router.inject import SkillRouter
 
     router = SkillRouter(SkillRouterConfig(enabled=True, backend=backend, skills_dirs=[str(skills)]),
                          index_dir=index_dir)

@@ -53,6 +53,36 @@ def _unmask(match: "re.Match[str]") -> str:
     return word.translate(_LOOKALIKE)
 
 
+# Written Cantonese words -> their Mandarin (Simplified) equivalents, so rules and the learned
+# model written for Mandarin read "睇下聽日天文台有冇黃雨警告" as "看下明天天文台有没有黄雨警告".
+# Only words that mean the same wherever they appear; characters that are also Mandarin in
+# other words are mapped in context (呢 only before a classifier, 係 not inside 關係, 相 only
+# after a classifier, as in 呢張相).
+_CANTONESE = {
+    "聽日": "明天", "听日": "明天", "琴日": "昨天", "尋日": "昨天", "寻日": "昨天", "而家": "现在",
+    "邊個": "谁", "边个": "谁", "邊度": "哪里", "边度": "哪里", "點樣": "怎么", "点样": "怎么",
+    "點解": "为什么", "点解": "为什么", "幾時": "什么时候", "几时": "什么时候", "乜嘢": "什么",
+    "唔好": "不要", "唔該": "麻烦", "唔该": "麻烦", "幫手": "帮忙", "帮手": "帮忙", "影相": "拍照",
+    "轉做": "转成", "转做": "转成", "寫低": "写下", "写低": "写下", "我哋": "我们", "你哋": "你们",
+    "佢哋": "他们", "傾偈": "聊天",
+    "睇": "看", "冇": "没有", "嘅": "的", "喺": "在", "咗": "了", "唔": "不", "嘢": "东西", "畀": "给",
+    "俾": "给", "攞": "拿", "搵": "找", "噉": "这样", "咁": "这么", "啲": "些", "嗰": "那", "咩": "什么",
+    "佢": "他", "哋": "们", "吓": "下",
+}
+_CANTONESE_RX = re.compile(
+    "|".join(sorted(map(re.escape, _CANTONESE), key=len, reverse=True))
+    + r"|呢(?=[個个張张份條条啲些度排間间部本首段封位款隻只件])|(?<![關关聯联體体派維维])係|(?<=[張张啲些幅])相(?![关關同信似比对對片机機册冊簿])")
+_CANTONESE_HINT = re.compile("[睇冇嘅喺咗唔嘢畀俾攞搵噉咁啲嗰咩佢哋吓呢係相聽听琴尋寻而邊边點点幾几乜幫帮影轉转寫写我你傾]")
+_CONTEXTUAL = {"呢": "这", "係": "是", "相": "照片"}
+
+
+def cantonese(text: str) -> str:
+    """``text`` with written Cantonese words replaced by their Mandarin equivalents."""
+    if _CANTONESE_HINT.search(text) is None:
+        return text
+    return _CANTONESE_RX.sub(lambda m: _CANTONESE.get(m.group(0)) or _CONTEXTUAL[m.group(0)], text)
+
+
 def fold(text: str) -> str:
     """Lower-cased, NFKC, quotes folded, invisible characters gone, disguised letters
     mapped, whitespace collapsed to single spaces."""

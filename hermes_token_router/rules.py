@@ -28,7 +28,7 @@ from typing import Any, Callable, Dict, FrozenSet, List, Mapping, Optional, Sequ
 
 from .coverage import COMPANIONS_FILE, COVERAGE_FILE, Coverage, mask_content
 from .decision import Decision, full_surface
-from .normalize import CJK as _CJK, fold
+from .normalize import CJK as _CJK, cantonese, fold
 from .learned import WEIGHTS_FILE, LearnedModel
 from .prefilter import Filtered, Gate, LiteralScanner
 from .paths import shipped
@@ -52,8 +52,10 @@ _FILLER = r"[\s,.!?;:~'\"…、。\-—()～\u2600-\u27bf\ufe0f\U0001f300-\U0001
 
 def normalize(text: str) -> str:
     """NFKC folds full-width forms ("ｇｉｔ", "？") so one pattern serves both scripts; quotes,
-    invisible characters and look-alike letters are folded too (``normalize.fold``)."""
-    return fold(text)
+    invisible characters and look-alike letters are folded too (``normalize.fold``), and
+    written Cantonese reads as Mandarin (``normalize.cantonese``)."""
+    t = fold(text)
+    return cantonese(t) if _CJK.search(t) is not None else t
 
 
 def _join(patterns: Sequence[str]) -> Optional[str]:
