@@ -45,6 +45,8 @@ NEAR = 3  # words between an integration's name and one of its terms that still 
 _CACHE_MAX = 32
 
 _WORD = re.compile(r"#[a-z][\w-]*|[a-z][a-z0-9]*|" + CJK_RUN.pattern)
+# Simplified -> Traditional for the characters of the vocabulary's Chinese keys.
+_TRADITIONAL = str.maketrans("仓冲单历发团审并库应录据数档笔线记论评识话请议问队页项频题码给条评态务组环导", "倉衝單歷發團審併庫應錄據數檔筆線記論評識話請議問隊頁項頻題碼給條評態務組環導")
 _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
 
 
@@ -78,10 +80,18 @@ class Vocabulary:
             raw = data.get(key) or {}
             return {fold(str(k)): tuple(fold(str(v)) for v in (vals or ())) for k, vals in raw.items()}
 
+        def with_traditional(zh: Dict[str, Tuple[str, ...]]) -> Dict[str, Tuple[str, ...]]:
+            # Keys are written in Simplified; each also matches in Traditional characters
+            # ("工單", "頻道", "團隊"). Regional words (專案, 資料庫) are keys of their own.
+            out = dict(zh)
+            for k, v in zh.items():
+                out.setdefault(k.translate(_TRADITIONAL), v)
+            return out
+
         def words(key: str) -> FrozenSet[str]:
             return frozenset(stem(fold(str(w))) for w in (data.get(key) or ()))
 
-        return cls(table("synonyms"), table("zh"), words("generic"), frozenset(
+        return cls(table("synonyms"), with_traditional(table("zh")), words("generic"), frozenset(
             fold(str(w)) for w in (data.get("lead_in") or ())), words("verbs"),
             frozenset(fold(str(w)) for w in (data.get("not_identifiers") or ())))
 

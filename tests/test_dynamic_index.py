@@ -62,6 +62,25 @@ def test_naming_an_integration_or_its_things_routes_to_it(index, text, expected)
     assert strong(index, text) == expected
 
 
+@pytest.mark.parametrize("simplified, traditional", [
+    ("把这三个需求拆成工单建到 web 团队", "把這三個需求拆成工單建到 WEB 團隊"),
+    ("在 #api 频道通知一声", "在 #api 頻道通知一聲"),
+    ("把结论加到「认证方案」页面里", "把結論加到「認證方案」頁面裡"),
+])
+def test_chinese_vocabulary_matches_in_either_script(index, simplified, traditional):
+    """The vocabulary's Chinese keys are written in Simplified; Traditional requests read the
+    same integration things."""
+    def found(text):
+        return {(m.toolset, m.strong) for m in index.match(text)}
+
+    assert found(simplified) and found(traditional) == found(simplified)
+
+
+def test_regional_words_are_vocabulary_too(index):
+    assert strong(index, "幫我在 Notion 的客戶資料庫加一筆") == {"mcp-notion"}
+    assert "mcp-github" in {m.toolset for m in index.match("這個儲存庫的合併請求有哪些還沒審")}
+
+
 @pytest.mark.parametrize("text", [
     "fit a model using linear interpolation",
     "cut me some slack, how do list comprehensions work?",
