@@ -46,7 +46,8 @@ _CACHE_MAX = 32
 
 _WORD = re.compile(r"#[a-z][\w-]*|[a-z][a-z0-9]*|" + CJK_RUN.pattern)
 # Simplified -> Traditional for the characters of the vocabulary's Chinese keys.
-_TRADITIONAL = str.maketrans("仓冲单历发团审并库应录据数档笔线记论评识话请议问队页项频题码给条评态务组环导", "倉衝單歷發團審併庫應錄據數檔筆線記論評識話請議問隊頁項頻題碼給條評態務組環導")
+_TRADITIONAL = str.maketrans("仓冲单历发团审并库应录据数档笔线记论评识话请议问队页项频题码给条态务组环导",
+                             "倉衝單歷發團審併庫應錄據數檔筆線記論評識話請議問隊頁項頻題碼給條態務組環導")
 _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
 
 

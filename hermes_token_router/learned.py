@@ -10,12 +10,13 @@ and character n-grams of CJK runs (so Chinese needs no segmenter), the weights a
 Training hashes features into buckets; the weights file keys each non-zero bucket by the
 training features that fall into it, so inference is one dict look-up per feature.
 
-Its toolset outputs never narrow on their own. Where it is confident about a toolset the rules missed, the
-decision gets the union; where it confidently wants something else and gives none of the
-rules' toolsets any credit, the router abstains. "Confident" is priced: a toolset whose
-schemas are a small share of the surface is added at a lower probability than an expensive
-one, because adding it costs little and missing it costs a round trip (see ``threshold``). A missing or corrupt weights file means
-rules only, with one warning. Training: ``benchmarks/train_learned.py``.
+Its toolset outputs never narrow on their own. Where it is confident about a toolset the
+rules missed, the decision gets the union; where it confidently wants something else and
+gives none of the rules' toolsets any credit, the router abstains. "Confident" is priced: a
+toolset whose schemas are a small share of the surface is added at a lower probability than
+an expensive one, because adding it costs little and missing it costs a round trip (see
+``threshold``). A missing or corrupt weights file means rules only, with one warning.
+Training: ``benchmarks/train_learned.py``.
 
 One extra output, ``CHITCHAT``, is not a toolset: it is trained on the records labelled
 chit-chat. The phrase list in ``guards.yaml`` only knows whole messages someone wrote down

@@ -72,15 +72,12 @@ _CANTONESE = {
 _CANTONESE_RX = re.compile(
     "|".join(sorted(map(re.escape, _CANTONESE), key=len, reverse=True))
     + r"|呢(?=[個个張张份條条啲些度排間间部本首段封位款隻只件])|(?<![關关聯联體体派維维])係|(?<=[張张啲些幅])相(?![关關同信似比对對片机機册冊簿])")
-_CANTONESE_HINT = re.compile("[睇冇嘅喺咗唔嘢畀俾攞搵噉咁啲嗰咩佢哋吓呢係相聽听琴尋寻而邊边點点幾几乜幫帮影轉转寫写我你傾]")
-_CONTEXTUAL = {"呢": "这", "係": "是", "相": "照片"}
+_MANDARIN = {**_CANTONESE, "呢": "这", "係": "是", "相": "照片"}  # the three in context above
 
 
 def cantonese(text: str) -> str:
     """``text`` with written Cantonese words replaced by their Mandarin equivalents."""
-    if _CANTONESE_HINT.search(text) is None:
-        return text
-    return _CANTONESE_RX.sub(lambda m: _CANTONESE.get(m.group(0)) or _CONTEXTUAL[m.group(0)], text)
+    return _CANTONESE_RX.sub(lambda m: _MANDARIN[m.group(0)], text)
 
 
 def fold(text: str) -> str:

@@ -55,7 +55,7 @@ def normalize(text: str) -> str:
     invisible characters and look-alike letters are folded too (``normalize.fold``), and
     written Cantonese reads as Mandarin (``normalize.cantonese``)."""
     t = fold(text)
-    return cantonese(t) if _CJK.search(t) is not None else t
+    return t if t.isascii() else cantonese(t)
 
 
 def _join(patterns: Sequence[str]) -> Optional[str]:

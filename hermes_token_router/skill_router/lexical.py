@@ -14,11 +14,11 @@ glossary is general vocabulary, written without sight of any skill set or query 
 
 from __future__ import annotations
 
+import logging
 import math
 import re
 import unicodedata
 from collections import Counter
-import logging
 from functools import lru_cache
 from pathlib import Path
 from typing import Dict, Iterable, List, Optional, Sequence, Tuple
