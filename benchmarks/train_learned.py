@@ -26,10 +26,13 @@ if str(ROOT) not in sys.path:
 
 import numpy as np  # noqa: E402  (training only)
 
-from hermes_token_router.learned import CHITCHAT, bucket, features  # noqa: E402
+from hermes_token_router.learned import CHITCHAT, NO_TOOLS, bucket, features  # noqa: E402
 from hermes_token_router.rules import normalize  # noqa: E402
 
 BUCKETS = 1 << 18
+# The NO_TOOLS output learns "this message needs no toolset" from every record so labelled,
+# except the ambiguous ones (there, an empty label means "cannot tell", not "none").
+NO_TOOL_KINDS = {"task", "compound", "negated", "chitchat", "capability"}
 
 
 def read(paths: Sequence[Path]) -> Tuple[List[dict], List[Tuple[str, str]]]:
@@ -103,6 +106,8 @@ def design(records: List[dict], labels: List[str]) -> Tuple[Binary, np.ndarray, 
             Y[i, li[ts]] = 1.0
         if CHITCHAT in li and r.get("kind") == "chitchat":
             Y[i, li[CHITCHAT]] = 1.0
+        if NO_TOOLS in li and not r["required"] and r.get("kind") in NO_TOOL_KINDS:
+            Y[i, li[NO_TOOLS]] = 1.0
     return X, Y, cols
 
 
@@ -180,12 +185,18 @@ def main(argv: Sequence[str] = None) -> int:
     ap.add_argument("--floor-p", type=float, default=0.3, help="never add a toolset below this probability")
     ap.add_argument("--chitchat-at", type=float, default=1.01,
                     help="train the chit-chat output and read a message as small talk at this probability (> 1: off)")
+    ap.add_argument("--notools-at", type=float, default=1.01,
+                    help="train the no-toolset output and read a message as needing none at this probability (> 1: off)")
+    ap.add_argument("--notools-chitchat-at", type=float, default=1.01,
+                    help="a no-toolset message whose chit-chat output reaches this reads as small talk (> 1: off)")
     args = ap.parse_args(argv)
 
     records, digests = read([p if p.is_absolute() else ROOT / p for p in args.data])
     labels = sorted({ts for r in records for ts in r["required"]})
     if args.chitchat_at <= 1.0:
         labels.append(CHITCHAT)
+    if args.notools_at <= 1.0:
+        labels.append(NO_TOOLS)
     X, Y, cols = design(records, labels)
     W, b = fit(X, Y, args.lam, args.pos_weight, args.iters)
     weights, nonzero = export(W, cols, records)
@@ -200,6 +211,8 @@ def main(argv: Sequence[str] = None) -> int:
         "miss_share": args.miss_share,
         "floor_p": args.floor_p,
         "chitchat_at": args.chitchat_at,
+        "notools_at": args.notools_at,
+        "notools_chitchat_at": args.notools_chitchat_at,
         "shares": typical_shares(labels),
         "training": {
             "command": "python benchmarks/train_learned.py " + " ".join(argv if argv is not None else sys.argv[1:]),

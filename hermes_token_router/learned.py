@@ -22,8 +22,15 @@ One extra output, ``CHITCHAT``, is not a toolset: it is trained on the records l
 chit-chat. The phrase list in ``guards.yaml`` only knows whole messages someone wrote down
 ("thanks!"), while people say "thanks, that worked perfectly 🙏" or tell the agent about the
 rain; a message no rule explains that this output is sure of gets the chit-chat (floor)
-surface instead of the full one, and the skill router then adds no hints to it. That is the
-one decision the model makes without a rule.
+surface instead of the full one, and the skill router then adds no hints to it.
+
+A second one, ``NO_TOOLS``, is trained on every record whose label is "no toolset" (text
+work: drafting, rewording, translating what the message holds; small talk; questions about
+the agent), ambiguous records excepted. People ask for that work in words no rule lists, and
+abstaining on it pays for the whole surface to answer with none of it. A message no rule
+explains that this output is sure of, while no toolset output reaches its own threshold, gets
+the floor surface too; it is still work, so skill hints stay. These two readings are the only
+decisions the model makes without a rule.
 """
 
 from __future__ import annotations
@@ -43,7 +50,8 @@ from .normalize import CJK_RUN as _CJK_RUN
 log = logging.getLogger("hermes_token_router")
 
 WEIGHTS_FILE = "learned.json"
-CHITCHAT = "=chitchat"  # the non-toolset output (no toolset name starts with "=")
+CHITCHAT = "=chitchat"  # the non-toolset outputs (no toolset name starts with "=")
+NO_TOOLS = "=notools"
 _WORD = re.compile(r"[a-z0-9_][a-z0-9_'.-]*")
 _warned: set = set()
 
@@ -90,6 +98,8 @@ class LearnedModel:
     floor_p: float = 1.0
     shares: Mapping[str, float] = field(default_factory=dict)  # a typical surface's shares
     chitchat_at: float = 1.01  # the CHITCHAT output at or above this reads as small talk (> 1: off)
+    notools_at: float = 1.01   # the NO_TOOLS output at or above this reads as needing no toolset (> 1: off)
+    notools_chitchat_at: float = 1.01  # ... and as small talk when CHITCHAT is at or above this too
 
     @classmethod
     def load(cls, path: Path) -> Optional["LearnedModel"]:
@@ -111,7 +121,8 @@ class LearnedModel:
                 raise ValueError("a share is outside 0..1")
             return cls(labels, bias, weights, float(data["union_at"]), float(data["disagree_at"]),
                        int(data.get("max_chars", 1000)), float(data.get("miss_share", 0.0)),
-                       float(data.get("floor_p", 1.0)), shares, float(data.get("chitchat_at", 1.01)))
+                       float(data.get("floor_p", 1.0)), shares, float(data.get("chitchat_at", 1.01)),
+                       float(data.get("notools_at", 1.01)), float(data.get("notools_chitchat_at", 1.01)))
         except Exception as exc:
             key = str(path)
             if key not in _warned:
@@ -163,14 +174,30 @@ class LearnedModel:
     def _index(self) -> Dict[str, int]:
         return {lab: i for i, lab in enumerate(self.labels)}
 
-    def chitchat(self, t: str) -> bool:
-        """Small talk by the trained ``CHITCHAT`` output (False when the file has none)."""
-        i = self._index.get(CHITCHAT)
-        return i is not None and self._scores(t)[i] >= self._chitchat_logit
+    def reading(self, t: str) -> Optional[str]:
+        """``CHITCHAT`` (small talk), ``NO_TOOLS`` (work the model is sure needs no toolset:
+        writing, rewording, translating text the message holds, while no toolset output
+        reaches its own threshold) or None; from one pass over the message's features. A
+        no-toolset message that is also likely small talk (``notools_chitchat_at``, below
+        ``chitchat_at``) reads as small talk: two outputs agreeing are surer than one. A file
+        without an output never gives that reading."""
+        scores = self._scores(t)
+        index = self._index
+        i = index.get(CHITCHAT)
+        if i is not None and scores[i] >= self._logit_at[0]:
+            return CHITCHAT
+        i = index.get(NO_TOOLS)
+        if i is None or scores[i] < self._logit_at[1]:
+            return None
+        at = self._thresholds
+        if any(_sigmoid(s) >= at[lab] for lab, s in zip(self.labels, scores) if lab in at):
+            return None
+        chat = index.get(CHITCHAT)
+        return CHITCHAT if chat is not None and scores[chat] >= self._logit_at[2] else NO_TOOLS
 
     @cached_property
-    def _chitchat_logit(self) -> float:
-        return _logit(self.chitchat_at)
+    def _logit_at(self) -> Tuple[float, float, float]:
+        return _logit(self.chitchat_at), _logit(self.notools_at), _logit(self.notools_chitchat_at)
 
     def flat(self) -> "LearnedModel":
         """The same model with one threshold for every toolset (benchmarks compare both)."""
@@ -188,7 +215,7 @@ class LearnedModel:
     @cached_property
     def _thresholds(self) -> Dict[str, float]:
         """Each label's threshold on the typical surface (computed once, not per message)."""
-        return {lab: self.threshold(lab) for lab in self.labels if lab != CHITCHAT}
+        return {lab: self.threshold(lab) for lab in self.labels if not lab.startswith("=")}
 
     @cached_property
     def _lowest_logit(self) -> float:
@@ -206,7 +233,7 @@ class LearnedModel:
         rules = set(toolsets)
         lowest = self._lowest_logit
         candidates = [(lab, _sigmoid(s)) for lab, s in zip(self.labels, scores)
-                      if s >= lowest and lab not in rules and lab not in ruled_out and lab != CHITCHAT]
+                      if s >= lowest and lab not in rules and lab not in ruled_out and not lab.startswith("=")]
         if not candidates:
             return "agree", [], ""
         at = self._thresholds if shares is None else {lab: self.threshold(lab, shares) for lab, _ in candidates}

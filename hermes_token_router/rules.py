@@ -11,8 +11,9 @@ worst outcome the router has, while abstaining only costs tokens. So the flow is
 3. inside a definitional question ("what does 'file' mean in git?") domain words are
    dropped as near misses unless the intent answers questions (weather, prices);
 4. with no intent left, a whole-message capability question or chit-chat (the phrase list,
-   or the learned model's chit-chat output) narrows to the floor surface; anything else
-   abstains (``vague`` / ``no_rule_matched``).
+   or the learned model's chit-chat output), or work the learned model is sure needs no
+   toolset, narrows to the floor surface; anything else abstains (``vague`` /
+   ``no_rule_matched``).
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ from typing import Any, Callable, Dict, FrozenSet, List, Mapping, Optional, Sequ
 from .coverage import COMPANIONS_FILE, COVERAGE_FILE, Coverage, mask_content
 from .decision import Decision, full_surface
 from .normalize import CJK as _CJK, cantonese, fold
-from .learned import WEIGHTS_FILE, LearnedModel
+from .learned import CHITCHAT, NO_TOOLS, WEIGHTS_FILE, LearnedModel
 from .prefilter import Filtered, Gate, LiteralScanner
 from .paths import shipped
 from .rules_schema import GUARDS_FILE, GuardFile, IntentFile, IntentRule, PolicyError
@@ -278,8 +279,11 @@ class RuleSet:
                                 "capability question")
             if short and self._chitchat is not None and self._chitchat.fullmatch(core, cjk):
                 return Decision("narrow", (), "chitchat", self._conf.chitchat, "rules", "chit-chat")
-            if self.learned is not None and self.learned.chitchat(t):
+            reading = self.learned.reading(t) if self.learned is not None else None
+            if reading == CHITCHAT:
                 return Decision("narrow", (), "chitchat", self._conf.chitchat, "rules", "learned chit-chat")
+            if reading == NO_TOOLS:
+                return Decision("narrow", (), "no_tools", self._conf.no_tools, "rules", "learned no-toolset work")
             if question:
                 return self._full("question", intent="question")
             return self._full("no_rule_matched")

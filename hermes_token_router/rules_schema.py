@@ -106,6 +106,7 @@ class GuardConfidence(BaseModel):
 
     chitchat: float = Field(default=0.95, ge=0.0, le=1.0)
     capability: float = Field(default=0.95, ge=0.0, le=1.0)
+    no_tools: float = Field(default=0.95, ge=0.0, le=1.0)  # the learned no-toolset reading
 
 
 class GuardFile(BaseModel):

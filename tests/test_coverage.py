@@ -254,10 +254,56 @@ def test_the_chit_chat_output_narrows_small_talk_no_rule_explains(tmp_path):
 def test_the_chit_chat_output_is_never_a_toolset_and_old_files_have_none(tmp_path):
     model = LearnedModel.load(_chatty(tmp_path, {"w:thanks": [[2, 9.0]]}))
     t = normalize("thanks")
-    assert model.predict(t)[learned_mod.CHITCHAT] > 0.99 and model.chitchat(t)
+    assert model.predict(t)[learned_mod.CHITCHAT] > 0.99 and model.reading(t) == learned_mod.CHITCHAT
     assert model.second_opinion(t, ("web",)) == ("agree", [], "")     # never added, never a disagreement
     old = LearnedModel.load(_model(tmp_path, {"w:thanks": [[0, 9.0]]}))
-    assert old.chitchat_at > 1 and not old.chitchat(t)
+    assert old.chitchat_at > 1 and old.reading(t) is None
+
+
+def _no_tool(tmp_path, weights, notools_at=0.8, notools_chitchat_at=1.01):
+    path = tmp_path / "no_tool.json"
+    path.write_text(json.dumps({"version": 1, "labels": ["web", "file", learned_mod.CHITCHAT, learned_mod.NO_TOOLS],
+                                "bias": [-4.0, -4.0, -4.0, -4.0], "union_at": 0.9, "disagree_at": 0.02,
+                                "weights": weights, "chitchat_at": 0.93, "notools_at": notools_at,
+                                "notools_chitchat_at": notools_chitchat_at}), encoding="utf-8")
+    return path
+
+
+def test_the_no_tool_output_narrows_text_work_no_rule_explains(tmp_path):
+    path = _no_tool(tmp_path, {"w:leaflet": [[3, 6.0]], "w:poem": [[3, 6.0], [0, 9.0]]})
+    rs = RuleSet.load(POLICY / "rules", learned=path)
+    text = "Draft a short leaflet for our counter, under 200 words"
+    assert rs.without_learned().classify(text).action == "full"         # no rule says it
+    d = rs.classify(text)
+    assert (d.action, d.toolsets, d.intent, d.reason) == ("narrow", (), "no_tools", "learned no-toolset work")
+    # a toolset output that reaches its own threshold vetoes it: then the message abstains
+    assert rs.classify("write me a poem about the sea").action == "full"
+    # below its threshold, or in a file without the output, it abstains as before
+    assert RuleSet.load(POLICY / "rules", learned=_no_tool(tmp_path, {"w:leaflet": [[3, 5.0]]})).classify(text).action == "full"
+    assert RuleSet.load(POLICY / "rules", learned=_chatty(tmp_path, {"w:leaflet": [[2, 0.1]]})).classify(text).action == "full"
+    # a rule hit is never overruled by it
+    assert rs.classify("draft a leaflet and save it to ~/Desktop/leaflet.md").toolsets == ("file",)
+
+
+def test_the_no_tool_output_is_never_a_toolset_and_keeps_skill_work(tmp_path):
+    model = LearnedModel.load(_no_tool(tmp_path, {"w:leaflet": [[3, 9.0]]}))
+    t = normalize("draft a leaflet")
+    assert model.reading(t) == learned_mod.NO_TOOLS
+    assert model.second_opinion(t, ("web",)) == ("agree", [], "")     # never added, never a disagreement
+    assert learned_mod.NO_TOOLS not in model._thresholds
+    old = LearnedModel.load(_model(tmp_path, {"w:leaflet": [[0, 9.0]]}))
+    assert old.notools_at > 1 and old.reading(t) is None
+
+
+def test_a_no_tool_message_that_is_likely_small_talk_reads_as_small_talk(tmp_path):
+    # p(chit-chat) 0.88: under chitchat_at (0.93) alone, over notools_chitchat_at with NO_TOOLS
+    weights = {"w:riddle": [[2, 6.0], [3, 9.0]], "w:leaflet": [[2, 6.0]]}
+    model = LearnedModel.load(_no_tool(tmp_path, weights, notools_chitchat_at=0.85))
+    assert model.reading(normalize("make up a riddle for me")) == learned_mod.CHITCHAT
+    assert model.reading(normalize("draft a leaflet")) is None          # no NO_TOOLS: chit-chat alone is not sure
+    rs = RuleSet.load(POLICY / "rules", learned=_no_tool(tmp_path, weights, notools_chitchat_at=0.85))
+    assert rs.classify("make up a riddle for me").intent == "chitchat"
+    assert RuleSet.load(POLICY / "rules", learned=_no_tool(tmp_path, weights)).classify("make up a riddle for me").intent == "no_tools"
 
 
 def test_a_rule_that_rules_a_toolset_out_binds_the_learned_opinion(tmp_path):

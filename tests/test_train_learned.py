@@ -40,3 +40,15 @@ def test_a_fit_on_the_sparse_matrix_equals_the_dense_fit():
     Ws, bs = train_learned.fit(X, Y, 0.002, 3.0, 50)
     Wd, bd = train_learned.fit(X.dense(), Y, 0.002, 3.0, 50)
     assert np.allclose(Ws, Wd, atol=1e-4) and np.allclose(bs, bd, atol=1e-4)
+
+
+def test_the_non_toolset_outputs_learn_from_their_kinds_of_record():
+    from hermes_token_router.learned import CHITCHAT, NO_TOOLS
+
+    records = [{"text": "thanks!", "required": [], "kind": "chitchat"},
+               {"text": "draft a leaflet on old medicines", "required": [], "kind": "task"},
+               {"text": "sort it out", "required": [], "kind": "ambiguous"},   # empty means "cannot tell"
+               {"text": "read notes.md", "required": ["file"], "kind": "task"}]
+    labels = ["file", CHITCHAT, NO_TOOLS]
+    _, Y, _ = train_learned.design(records, labels)
+    assert Y.tolist() == [[0, 1, 1], [0, 0, 1], [0, 0, 0], [1, 0, 0]]
