@@ -187,8 +187,6 @@ def main(argv: Sequence[str] = None) -> int:
                     help="train the chit-chat output and read a message as small talk at this probability (> 1: off)")
     ap.add_argument("--notools-at", type=float, default=1.01,
                     help="train the no-toolset output and read a message as needing none at this probability (> 1: off)")
-    ap.add_argument("--notools-chitchat-at", type=float, default=1.01,
-                    help="a no-toolset message whose chit-chat output reaches this reads as small talk (> 1: off)")
     args = ap.parse_args(argv)
 
     records, digests = read([p if p.is_absolute() else ROOT / p for p in args.data])
@@ -212,7 +210,6 @@ def main(argv: Sequence[str] = None) -> int:
         "floor_p": args.floor_p,
         "chitchat_at": args.chitchat_at,
         "notools_at": args.notools_at,
-        "notools_chitchat_at": args.notools_chitchat_at,
         "shares": typical_shares(labels),
         "training": {
             "command": "python benchmarks/train_learned.py " + " ".join(argv if argv is not None else sys.argv[1:]),

@@ -99,7 +99,6 @@ class LearnedModel:
     shares: Mapping[str, float] = field(default_factory=dict)  # a typical surface's shares
     chitchat_at: float = 1.01  # the CHITCHAT output at or above this reads as small talk (> 1: off)
     notools_at: float = 1.01   # the NO_TOOLS output at or above this reads as needing no toolset (> 1: off)
-    notools_chitchat_at: float = 1.01  # ... and as small talk when CHITCHAT is at or above this too
 
     @classmethod
     def load(cls, path: Path) -> Optional["LearnedModel"]:
@@ -122,7 +121,7 @@ class LearnedModel:
             return cls(labels, bias, weights, float(data["union_at"]), float(data["disagree_at"]),
                        int(data.get("max_chars", 1000)), float(data.get("miss_share", 0.0)),
                        float(data.get("floor_p", 1.0)), shares, float(data.get("chitchat_at", 1.01)),
-                       float(data.get("notools_at", 1.01)), float(data.get("notools_chitchat_at", 1.01)))
+                       float(data.get("notools_at", 1.01)))
         except Exception as exc:
             key = str(path)
             if key not in _warned:
@@ -177,9 +176,7 @@ class LearnedModel:
     def reading(self, t: str) -> Optional[str]:
         """``CHITCHAT`` (small talk), ``NO_TOOLS`` (work the model is sure needs no toolset:
         writing, rewording, translating text the message holds, while no toolset output
-        reaches its own threshold) or None; from one pass over the message's features. A
-        no-toolset message that is also likely small talk (``notools_chitchat_at``, below
-        ``chitchat_at``) reads as small talk: two outputs agreeing are surer than one. A file
+        reaches its own threshold) or None; from one pass over the message's features. A file
         without an output never gives that reading."""
         scores = self._scores(t)
         index = self._index
@@ -192,12 +189,11 @@ class LearnedModel:
         at = self._thresholds
         if any(_sigmoid(s) >= at[lab] for lab, s in zip(self.labels, scores) if lab in at):
             return None
-        chat = index.get(CHITCHAT)
-        return CHITCHAT if chat is not None and scores[chat] >= self._logit_at[2] else NO_TOOLS
+        return NO_TOOLS
 
     @cached_property
-    def _logit_at(self) -> Tuple[float, float, float]:
-        return _logit(self.chitchat_at), _logit(self.notools_at), _logit(self.notools_chitchat_at)
+    def _logit_at(self) -> Tuple[float, float]:
+        return _logit(self.chitchat_at), _logit(self.notools_at)
 
     def flat(self) -> "LearnedModel":
         """The same model with one threshold for every toolset (benchmarks compare both)."""

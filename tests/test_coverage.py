@@ -260,12 +260,12 @@ def test_the_chit_chat_output_is_never_a_toolset_and_old_files_have_none(tmp_pat
     assert old.chitchat_at > 1 and old.reading(t) is None
 
 
-def _no_tool(tmp_path, weights, notools_at=0.8, notools_chitchat_at=1.01):
+def _no_tool(tmp_path, weights, notools_at=0.8):
     path = tmp_path / "no_tool.json"
     path.write_text(json.dumps({"version": 1, "labels": ["web", "file", learned_mod.CHITCHAT, learned_mod.NO_TOOLS],
                                 "bias": [-4.0, -4.0, -4.0, -4.0], "union_at": 0.9, "disagree_at": 0.02,
-                                "weights": weights, "chitchat_at": 0.93, "notools_at": notools_at,
-                                "notools_chitchat_at": notools_chitchat_at}), encoding="utf-8")
+                                "weights": weights, "chitchat_at": 0.93, "notools_at": notools_at}),
+                    encoding="utf-8")
     return path
 
 
@@ -293,17 +293,6 @@ def test_the_no_tool_output_is_never_a_toolset_and_keeps_skill_work(tmp_path):
     assert learned_mod.NO_TOOLS not in model._thresholds
     old = LearnedModel.load(_model(tmp_path, {"w:leaflet": [[0, 9.0]]}))
     assert old.notools_at > 1 and old.reading(t) is None
-
-
-def test_a_no_tool_message_that_is_likely_small_talk_reads_as_small_talk(tmp_path):
-    # p(chit-chat) 0.88: under chitchat_at (0.93) alone, over notools_chitchat_at with NO_TOOLS
-    weights = {"w:riddle": [[2, 6.0], [3, 9.0]], "w:leaflet": [[2, 6.0]]}
-    model = LearnedModel.load(_no_tool(tmp_path, weights, notools_chitchat_at=0.85))
-    assert model.reading(normalize("make up a riddle for me")) == learned_mod.CHITCHAT
-    assert model.reading(normalize("draft a leaflet")) is None          # no NO_TOOLS: chit-chat alone is not sure
-    rs = RuleSet.load(POLICY / "rules", learned=_no_tool(tmp_path, weights, notools_chitchat_at=0.85))
-    assert rs.classify("make up a riddle for me").intent == "chitchat"
-    assert RuleSet.load(POLICY / "rules", learned=_no_tool(tmp_path, weights)).classify("make up a riddle for me").intent == "no_tools"
 
 
 def test_a_rule_that_rules_a_toolset_out_binds_the_learned_opinion(tmp_path):
