@@ -81,6 +81,20 @@ def test_regional_words_are_vocabulary_too(index):
     assert "mcp-github" in {m.toolset for m in index.match("這個儲存庫的合併請求有哪些還沒審")}
 
 
+def test_rows_of_a_named_table_and_the_page_at_hand_belong_to_the_notes_integration(index):
+    """People name a wiki database by its title and point at its rows, or at "that page"
+    (heavy batch 8, read after its first-contact rows; heavy batch 7, never read for it, had
+    "Dump the High-severity rows from Launch Risks into risks-high.md")."""
+    for text in ("put the CVSS in the Severity field on its CVE Tracker row",
+                 "Dump the High-severity rows from Launch Risks into risks-high.md",
+                 "CVE 跟踪表里把 CVE-2025-31887 那一行状态改成「已发布」",
+                 "把「Triage 值班表」那頁裡我下週的班抓出來",
+                 "在「发布检查清单 3.2.1」最后加一条"):
+        assert "mcp-notion" in {m.toolset for m in index.match(text)}, text
+    # one such word is weak: it joins a narrow built-in route, it never narrows one alone
+    assert not strong(index, "delete the empty rows from ~/data/sales.csv")
+
+
 @pytest.mark.parametrize("text", [
     "fit a model using linear interpolation",
     "cut me some slack, how do list comprehensions work?",
