@@ -20,6 +20,7 @@ from .regex_safety import danger
 
 TOOLSET_NAME = re.compile(r"^[a-z][a-z0-9_-]*$")
 INTENT_NAME = re.compile(r"^[a-z][a-z0-9_]*$")
+PROGRAM_NAME = re.compile(r"^[a-z0-9][a-z0-9_.+-]*$")
 # An upper-case letter that is not an escape such as \S, \W, \D or \B.
 _UPPER_LITERAL = re.compile(r"(?<!\\)[A-Z]")
 
@@ -42,6 +43,14 @@ def _compiles(pattern: str) -> str:
 Pattern = Annotated[str, AfterValidator(_compiles)]
 
 
+def programs_pattern(names: List[str]) -> str:
+    """One pattern for a list of program names: each a whole command word (not part of a
+    longer name or a path's extension), longest first so "pg_dumpall" is not read as
+    "pg_dump"; the lookarounds work beside Chinese characters too, where \\b does not."""
+    alternatives = "|".join(re.escape(n) for n in sorted(names, key=lambda n: (-len(n), n)))
+    return f"(?<![a-z0-9_.-])(?:{alternatives})(?![a-z0-9_-])"
+
+
 class IntentRule(BaseModel):
     """One intent: phrases people use for a need, and the toolsets that serve it."""
 
@@ -60,6 +69,10 @@ class IntentRule(BaseModel):
     # Toolsets a match says the request does not need ("search the code" is not web search):
     # the learned second opinion never adds them to a decision this intent is part of.
     rules_out: List[str] = Field(default_factory=list)
+    # Command-line programs whose name in a request means running them ("block it with
+    # iptables", "用 openocd 连上板子"): matched as whole command words in either language,
+    # so a list of names needs no hand-written regex.
+    programs: List[str] = Field(default_factory=list)
 
     @field_validator("name")
     @classmethod
@@ -78,8 +91,21 @@ class IntentRule(BaseModel):
             raise ValueError("a toolset is listed twice")
         return value
 
+    @field_validator("programs")
+    @classmethod
+    def _programs(cls, value: List[str]) -> List[str]:
+        for name in value:
+            if not PROGRAM_NAME.match(name):
+                raise ValueError(f"{name!r} is not a program name as typed at a prompt (lower case, e.g. pg_dump)")
+        if len(set(value)) != len(value):
+            raise ValueError(f"a program is listed twice: {sorted(n for n in set(value) if value.count(n) > 1)}")
+        return value
+
     @model_validator(mode="after")
     def _has_patterns(self) -> "IntentRule":
+        if self.programs:
+            self.en.append(programs_pattern(self.programs))
+            self.zh.append(programs_pattern(self.programs))
         if not self.en and not self.zh:
             raise ValueError("an intent needs at least one en or zh pattern")
         if set(self.rules_out) & set(self.toolsets):

@@ -114,6 +114,36 @@ def test_intent_without_patterns(policy):
         RuleSet.load(policy)
 
 
+def test_a_program_list_is_an_intent_of_whole_command_words(policy):
+    (policy / "zz_programs.yaml").write_text(
+        "version: 1\nintents:\n  - name: runner\n    toolsets: [terminal]\n    confidence: 0.95\n"
+        "    programs: [pg_dump, pg_dumpall, g++]\n", encoding="utf-8")
+    rs = RuleSet.load(policy).without_learned()
+    for text in ("pg_dumpall the staging cluster tonight", "用pg_dump导出一份", "g++ main.cpp won't link"):
+        d = rs.classify(text)
+        assert "terminal" in d.toolsets and "runner" in d.intent, text
+    # part of a longer name, a path's extension or a word is no command
+    for text in ("my notes on pg_dumper are in the wiki", "rename backup.pg_dump to old", "the xg++ flags"):
+        assert "runner" not in rs.classify(text).intent, text
+
+
+def test_a_bad_program_name_names_the_key_and_the_fix(policy):
+    (policy / "zz_programs.yaml").write_text(
+        "version: 1\nintents:\n  - name: runner\n    toolsets: [terminal]\n    confidence: 0.95\n"
+        "    programs: [pg_dump, 'PG Dump']\n", encoding="utf-8")
+    with pytest.raises(PolicyError) as exc:
+        RuleSet.load(policy)
+    assert exc.value.file == "zz_programs.yaml" and exc.value.key.startswith("intents[0].programs")
+    assert "as typed at a prompt" in str(exc.value)
+
+
+def test_the_shipped_program_list_routes_to_the_terminal():
+    rs = default_rules().without_learned()
+    for text in ("查一下这个 IP 在不在黑名单上，在的话直接用 iptables 封掉", "flash it with esptool, port is /dev/ttyUSB0",
+                 "用 openocd 连上板子", "run latexmk on thesis.tex"):
+        assert "terminal" in rs.classify(text).toolsets, text
+
+
 def test_default_rules_is_cached_and_reloads_on_change(monkeypatch, policy):
     monkeypatch.setattr(rules_mod, "shipped", lambda name: policy.parent if name == "policy" else shipped(name))
     rules_mod._cache.clear()
