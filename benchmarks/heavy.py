@@ -37,7 +37,7 @@ DEFAULT_CORPUS = ROOT / "corpus" / "heavy"
 # Heavy batches scored at first contact that have not informed the rules or the index yet: the
 # default run reports them apart and gates nothing on them (their verdict is their first-contact
 # row in benchmarks/HISTORY.md), like run.py's blind batches the learned model was not trained on.
-FIRST_CONTACT: tuple = ("requests-7.jsonl", "requests-8.jsonl")  # scored at first contact at 2e604e3 and 38a81d5, reported apart and not gated; requests-6 informed the dynamic vocabulary on 2026-12-02 after its first-contact rows, requests-4 and requests-5 the rules
+FIRST_CONTACT: tuple = ("requests-7.jsonl", "requests-8.jsonl", "requests-9.jsonl")  # scored at first contact at 2e604e3, 38a81d5 and e81a3c6, reported apart and not gated; requests-6 informed the dynamic vocabulary on 2026-12-02 after its first-contact rows, requests-4 and requests-5 the rules
 
 
 def _home(setting: str) -> None:
