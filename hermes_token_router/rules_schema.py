@@ -103,9 +103,8 @@ class IntentRule(BaseModel):
 
     @model_validator(mode="after")
     def _has_patterns(self) -> "IntentRule":
-        if self.programs:
+        if self.programs:  # en patterns run on every message, Chinese ones included
             self.en.append(programs_pattern(self.programs))
-            self.zh.append(programs_pattern(self.programs))
         if not self.en and not self.zh:
             raise ValueError("an intent needs at least one en or zh pattern")
         if set(self.rules_out) & set(self.toolsets):
