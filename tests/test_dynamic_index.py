@@ -95,6 +95,19 @@ def test_rows_of_a_named_table_and_the_page_at_hand_belong_to_the_notes_integrat
     assert not strong(index, "delete the empty rows from ~/data/sales.csv")
 
 
+def test_tickets_and_tables_in_workplace_chinese(index):
+    """单子/开单/建单 are tickets and 登记表/那张表 a workspace table (heavy batches 8-10, read
+    after their rows): a second integration in a compound request is no longer dropped."""
+    def found(text):
+        return {m.toolset for m in index.match(text)}
+    assert "mcp-linear" in found("把 #tc-qa 今天大家回報的卡關問題整理一下，還沒開單的幫忙開到 QA 組")
+    assert "mcp-linear" in found("每周一早上九点把 DATA 组还没关的单子整理一下发到 #data 群里")
+    assert "mcp-notion" in found("供应商登记表里合同年底前到期的，每家在 OPS 建一个续约单，弄完把清单发到 #ops")
+    assert "mcp-notion" in found("把那張表裡負責人是我的幾筆拉出來")
+    # one word alone is weak: it never narrows a request to an integration by itself
+    assert not strong(index, "帮我把这个单子翻译成英文")
+
+
 @pytest.mark.parametrize("text", [
     "fit a model using linear interpolation",
     "cut me some slack, how do list comprehensions work?",
