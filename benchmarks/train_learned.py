@@ -187,6 +187,10 @@ def main(argv: Sequence[str] = None) -> int:
                     help="train the chit-chat output and read a message as small talk at this probability (> 1: off)")
     ap.add_argument("--notools-at", type=float, default=1.01,
                     help="train the no-toolset output and read a message as needing none at this probability (> 1: off)")
+    ap.add_argument("--primary-at", type=float, default=1.01,
+                    help="a message no rule explains narrows to the model's toolsets when one reaches this (> 1: off)")
+    ap.add_argument("--primary-keep", type=float, default=0.15,
+                    help="... keeping every toolset at or above this probability (or its priced threshold, if lower)")
     args = ap.parse_args(argv)
 
     records, digests = read([p if p.is_absolute() else ROOT / p for p in args.data])
@@ -210,6 +214,8 @@ def main(argv: Sequence[str] = None) -> int:
         "floor_p": args.floor_p,
         "chitchat_at": args.chitchat_at,
         "notools_at": args.notools_at,
+        "primary_at": args.primary_at,
+        "primary_keep": args.primary_keep,
         "shares": typical_shares(labels),
         "training": {
             "command": "python benchmarks/train_learned.py " + " ".join(argv if argv is not None else sys.argv[1:]),

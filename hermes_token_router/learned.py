@@ -29,8 +29,15 @@ work: drafting, rewording, translating what the message holds; small talk; quest
 the agent), ambiguous records excepted. People ask for that work in words no rule lists, and
 abstaining on it pays for the whole surface to answer with none of it. A message no rule
 explains that this output is sure of, while no toolset output reaches its own threshold, gets
-the floor surface too; it is still work, so skill hints stay. These two readings are the only
-decisions the model makes without a rule.
+the floor surface too; it is still work, so skill hints stay.
+
+The third decision it makes without a rule: a message no rule explains for which one toolset
+output is sure (``primary_at``, 0.9) narrows to every toolset the model gives at least
+``primary_keep`` (0.15). Rules know the words someone wrote down; "move 'Vendor onboarding' to
+Done" or "3 photos from claim 88213 attached" name no rule's word, and abstaining on them pays
+the whole surface for one toolset the model already sees. The low keep bar is what makes it
+safe to trust: the chosen surface is the model's whole plausible set, not its best guess.
+Chosen on batches nothing had been fitted to; docs/rules.md has the figures.
 """
 
 from __future__ import annotations
@@ -52,6 +59,7 @@ log = logging.getLogger("hermes_token_router")
 WEIGHTS_FILE = "learned.json"
 CHITCHAT = "=chitchat"  # the non-toolset outputs (no toolset name starts with "=")
 NO_TOOLS = "=notools"
+PRIMARY = "primary"  # the reading "these toolsets", not an output of the model
 _WORD = re.compile(r"[a-z0-9_][a-z0-9_'.-]*")
 _warned: set = set()
 
@@ -99,6 +107,8 @@ class LearnedModel:
     shares: Mapping[str, float] = field(default_factory=dict)  # a typical surface's shares
     chitchat_at: float = 1.01  # the CHITCHAT output at or above this reads as small talk (> 1: off)
     notools_at: float = 1.01   # the NO_TOOLS output at or above this reads as needing no toolset (> 1: off)
+    primary_at: float = 1.01   # a toolset output at or above this narrows a message no rule explains (> 1: off)
+    primary_keep: float = 0.15  # ... to every toolset at or above this (or its priced threshold, if lower)
 
     @classmethod
     def load(cls, path: Path) -> Optional["LearnedModel"]:
@@ -121,7 +131,8 @@ class LearnedModel:
             return cls(labels, bias, weights, float(data["union_at"]), float(data["disagree_at"]),
                        int(data.get("max_chars", 1000)), float(data.get("miss_share", 0.0)),
                        float(data.get("floor_p", 1.0)), shares, float(data.get("chitchat_at", 1.01)),
-                       float(data.get("notools_at", 1.01)))
+                       float(data.get("notools_at", 1.01)), float(data.get("primary_at", 1.01)),
+                       float(data.get("primary_keep", 0.15)))
         except Exception as exc:
             key = str(path)
             if key not in _warned:
@@ -174,26 +185,43 @@ class LearnedModel:
         return {lab: i for i, lab in enumerate(self.labels)}
 
     def reading(self, t: str) -> Optional[str]:
-        """``CHITCHAT`` (small talk), ``NO_TOOLS`` (work the model is sure needs no toolset:
-        writing, rewording, translating text the message holds, while no toolset output
-        reaches its own threshold) or None; from one pass over the message's features. A file
-        without an output never gives that reading."""
+        """``CHITCHAT``, ``NO_TOOLS`` or None (see ``unexplained``)."""
+        found = self.unexplained(t)
+        return found[0] if found is not None and found[0] != PRIMARY else None
+
+    def unexplained(self, t: str, shares: Optional[Mapping[str, float]] = None
+                    ) -> Optional[Tuple[str, Tuple[str, ...], str]]:
+        """What the model reads in a message no rule explains, from one pass over its features:
+
+        * ``(CHITCHAT, (), "")``: small talk;
+        * ``(NO_TOOLS, (), "")``: work it is sure needs no toolset (writing, rewording,
+          translating text the message holds) while no toolset output reaches its threshold;
+        * ``(PRIMARY, toolsets, note)``: it is sure of one toolset (``primary_at``), so the
+          message narrows to every toolset it gives at least ``primary_keep`` (or the priced
+          threshold, when that is lower): generous on purpose, since nothing else vouches;
+        * None: nothing sure enough; the router abstains.
+
+        A file without an output never gives that reading."""
         scores = self._scores(t)
         index = self._index
         i = index.get(CHITCHAT)
         if i is not None and scores[i] >= self._logit_at[0]:
-            return CHITCHAT
+            return CHITCHAT, (), ""
         i = index.get(NO_TOOLS)
-        if i is None or scores[i] < self._logit_at[1]:
+        if i is not None and scores[i] >= self._logit_at[1]:
+            at = self._thresholds
+            if not any(_sigmoid(s) >= at[lab] for lab, s in zip(self.labels, scores) if lab in at):
+                return NO_TOOLS, (), ""
+        toolsets = [(s, lab) for lab, s in zip(self.labels, scores) if not lab.startswith("=")]
+        if not toolsets or max(toolsets)[0] < self._logit_at[2]:
             return None
-        at = self._thresholds
-        if any(_sigmoid(s) >= at[lab] for lab, s in zip(self.labels, scores) if lab in at):
-            return None
-        return NO_TOOLS
+        keep = sorted(((_sigmoid(s), lab) for s, lab in toolsets), reverse=True)
+        keep = [(p, lab) for p, lab in keep if p >= min(self.primary_keep, self.threshold(lab, shares))]
+        return PRIMARY, tuple(sorted(lab for _, lab in keep)), ", ".join(f"{lab}:{p:.2f}" for p, lab in keep)
 
     @cached_property
-    def _logit_at(self) -> Tuple[float, float]:
-        return _logit(self.chitchat_at), _logit(self.notools_at)
+    def _logit_at(self) -> Tuple[float, float, float]:
+        return _logit(self.chitchat_at), _logit(self.notools_at), _logit(self.primary_at)
 
     def flat(self) -> "LearnedModel":
         """The same model with one threshold for every toolset (benchmarks compare both)."""

@@ -12,8 +12,9 @@ worst outcome the router has, while abstaining only costs tokens. So the flow is
    dropped as near misses unless the intent answers questions (weather, prices);
 4. with no intent left, a whole-message capability question or chit-chat (the phrase list,
    or the learned model's chit-chat output), or work the learned model is sure needs no
-   toolset, narrows to the floor surface; anything else abstains (``vague`` /
-   ``no_rule_matched``).
+   toolset, narrows to the floor surface; a request the model is sure of one toolset for
+   narrows to the model's whole plausible set (``learned reading``); anything else abstains
+   (``vague`` / ``no_rule_matched``).
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ from typing import Any, Callable, Dict, FrozenSet, List, Mapping, Optional, Sequ
 from .coverage import COMPANIONS_FILE, COVERAGE_FILE, Coverage, mask_content
 from .decision import Decision, full_surface
 from .normalize import CJK as _CJK, cantonese, fold
-from .learned import CHITCHAT, NO_TOOLS, WEIGHTS_FILE, LearnedModel
+from .learned import CHITCHAT, NO_TOOLS, PRIMARY, WEIGHTS_FILE, LearnedModel
 from .prefilter import Filtered, Gate, LiteralScanner
 from .paths import shipped
 from .rules_schema import GUARDS_FILE, GuardFile, IntentFile, IntentRule, PolicyError
@@ -279,11 +280,15 @@ class RuleSet:
                                 "capability question")
             if short and self._chitchat is not None and self._chitchat.fullmatch(core, cjk):
                 return Decision("narrow", (), "chitchat", self._conf.chitchat, "rules", "chit-chat")
-            reading = self.learned.reading(t) if self.learned is not None else None
-            if reading == CHITCHAT:
+            reading = self.learned.unexplained(t, shares) if self.learned is not None else None
+            kind = reading[0] if reading is not None else None
+            if kind == CHITCHAT:
                 return Decision("narrow", (), "chitchat", self._conf.chitchat, "rules", "learned chit-chat")
-            if reading == NO_TOOLS:
+            if kind == NO_TOOLS:
                 return Decision("narrow", (), "no_tools", self._conf.no_tools, "rules", "learned no-toolset work")
+            if kind == PRIMARY and not question:
+                return Decision("narrow", reading[1], "learned", self._conf.learned, "rules",
+                                f"learned reading {reading[2]}")
             if question:
                 return self._full("question", intent="question")
             return self._full("no_rule_matched")

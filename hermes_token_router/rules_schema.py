@@ -132,6 +132,7 @@ class GuardConfidence(BaseModel):
     chitchat: float = Field(default=0.95, ge=0.0, le=1.0)
     capability: float = Field(default=0.95, ge=0.0, le=1.0)
     no_tools: float = Field(default=0.95, ge=0.0, le=1.0)  # the learned no-toolset reading
+    learned: float = Field(default=0.95, ge=0.0, le=1.0)  # the learned model's own toolsets (no rule matched)
 
 
 class GuardFile(BaseModel):

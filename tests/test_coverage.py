@@ -295,6 +295,43 @@ def test_the_no_tool_output_is_never_a_toolset_and_keeps_skill_work(tmp_path):
     assert old.notools_at > 1 and old.reading(t) is None
 
 
+def _primary(tmp_path, weights, primary_at=0.9, keep=0.15):
+    path = tmp_path / "primary.json"
+    path.write_text(json.dumps({"version": 1, "labels": ["web", "file", "kanban", learned_mod.NO_TOOLS],
+                                "bias": [-4.0, -4.0, -4.0, -4.0], "union_at": 0.9, "disagree_at": 0.02,
+                                "weights": weights, "notools_at": 0.8, "primary_at": primary_at,
+                                "primary_keep": keep}), encoding="utf-8")
+    return path
+
+
+def test_a_sure_toolset_narrows_a_request_no_rule_explains_to_the_models_plausible_set(tmp_path):
+    # "card" makes kanban sure (p 0.99) and file plausible (p 0.27); web stays at p 0.02
+    path = _primary(tmp_path, {"w:card": [[2, 9.0], [1, 3.0]]})
+    rs = RuleSet.load(POLICY / "rules", learned=path)
+    text = "move 'Vendor onboarding - Acme Janitorial' to Done and add a card under To Do"
+    assert rs.without_learned().classify(text).action == "full"         # no rule says it
+    d = rs.classify(text)
+    assert (d.action, d.toolsets, d.intent) == ("narrow", ("file", "kanban"), "learned")
+    assert d.reason.startswith("learned reading kanban:0.99, file:0.27")
+    # not sure enough, or an older file without the setting: it abstains as before
+    assert RuleSet.load(POLICY / "rules", learned=_primary(tmp_path, {"w:card": [[2, 5.0]]})).classify(text).action == "full"
+    assert RuleSet.load(POLICY / "rules", learned=_no_tool(tmp_path, {"w:card": [[0, 9.0]]})).classify(text).action == "full"
+    # a definitional question keeps abstaining: the reading is for requests, not questions
+    assert rs.classify("what does a card mean in a kanban board?").action == "full"
+
+
+def test_the_learned_reading_is_not_trusted_beside_integrations_it_never_saw(tmp_path):
+    from hermes_token_router.dynamic_route import compose
+    from hermes_token_router.dynamic_index import Match
+
+    rs = RuleSet.load(POLICY / "rules", learned=_primary(tmp_path, {"w:card": [[2, 9.0]]}))
+    d = rs.classify("add a card for the vendor under To Do")
+    assert d.intent == "learned" and d.narrows
+    assert compose(d, ()).action == "full"                                # no integration matched
+    joined = compose(d, (Match("mcp-linear", 2.0, True, ("issue",)),))
+    assert joined.narrows and set(joined.toolsets) == {"kanban", "mcp-linear"}
+
+
 def test_a_rule_that_rules_a_toolset_out_binds_the_learned_opinion(tmp_path):
     # the model wants web for any "search" (p 0.99): it may add it to a file listing, but not
     # to a search inside the project, and that wish is no reason to abstain there either
@@ -366,6 +403,11 @@ def test_shipped_weights_are_small_and_record_their_training():
     model = LearnedModel.load(path)
     assert model is not None and model.miss_share > 0 and 0 < model.floor_p < model.union_at
     assert {"file", "terminal", "web"} <= set(model.shares)  # priced on a typical surface
+    # each reading's setting in the file is the one its recorded command asked for
+    cmd = data["training"]["command"].split()
+    for flag, key in (("--notools-at", "notools_at"), ("--primary-at", "primary_at"),
+                      ("--primary-keep", "primary_keep")):
+        assert flag in cmd and float(cmd[cmd.index(flag) + 1]) == data[key] == getattr(model, key)
 
 
 # --------------------------------------------------------------------------- precision
