@@ -108,6 +108,17 @@ def test_tickets_and_tables_in_workplace_chinese(index):
     assert not strong(index, "帮我把这个单子翻译成英文")
 
 
+def test_a_lone_zu_after_a_team_key_is_the_trackers_team(index):
+    """"给QA组" / "DATA 组" name a tracker team; "支付组" or "小组" (组 inside a Chinese word)
+    do not (heavy batches 9-11, read after their rows)."""
+    def evidence(text):
+        return {m.toolset: m.evidence for m in index.match(text)}
+    assert "team" in evidence("提个bug给QA组：优惠券页面金额显示成 NaN").get("mcp-linear", ())
+    assert "team" in evidence("把 QA 組 今天的卡关问题整理一下").get("mcp-linear", ())
+    for text in ("给支付组的同事发个通知", "我们小组下周聚餐"):
+        assert "team" not in evidence(text).get("mcp-linear", ()), text
+
+
 @pytest.mark.parametrize("text", [
     "fit a model using linear interpolation",
     "cut me some slack, how do list comprehensions work?",
