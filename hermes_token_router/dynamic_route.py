@@ -7,10 +7,10 @@
   integrations plus the floor. A toolset being dynamic is never a reason to abstain.
 * Any other abstention (negated, vague, long, below threshold, admission) stays full: the
   guards that protect built-in requests protect integration requests the same way.
-* The learned model's own reading (no rule matched, ``intent == "learned"``) was trained on
-  built-in requests only: beside integrations it is trusted only where the index also sees
-  one. With no match it abstains again ("帮我建个单 ... 挂到 DATA 组" reads as terminal work
-  to a model that never saw a tracker).
+* The learned model's own reading (no rule matched, intent ``learned``) arrives here only
+  when the index matched something: ``router.decide`` turns it back into an abstention
+  otherwise ("帮我建个单 ... 挂到 DATA 组" reads as terminal work to a model that never saw a
+  tracker), before the classifier runs.
 """
 
 from __future__ import annotations
@@ -39,9 +39,6 @@ def wanted(decision: Decision) -> bool:
 
 def compose(decision: Decision, matches: Sequence[Match], text: str = "") -> Decision:
     if not matches:
-        if decision.narrows and decision.intent == "learned":
-            return Decision("full", (), "learned", 0.0, decision.source,
-                            "no_rule_matched (learned reading, no integration matched)", decision.latency_ms)
         return decision
     strong = [m.toolset for m in matches if m.strong]
     every = [m.toolset for m in matches]

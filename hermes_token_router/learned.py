@@ -60,6 +60,7 @@ WEIGHTS_FILE = "learned.json"
 CHITCHAT = "=chitchat"  # the non-toolset outputs (no toolset name starts with "=")
 NO_TOOLS = "=notools"
 PRIMARY = "primary"  # the reading "these toolsets", not an output of the model
+READING_INTENT = "learned"  # the intent of a decision made from that reading alone
 _WORD = re.compile(r"[a-z0-9_][a-z0-9_'.-]*")
 _warned: set = set()
 

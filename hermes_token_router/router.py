@@ -15,6 +15,7 @@ from typing import Any, Callable, Mapping, Optional, Sequence, Tuple
 
 from .config import RouterConfig
 from .decision import Decision, full_surface
+from .learned import READING_INTENT
 
 log = logging.getLogger("hermes_token_router.router")
 
@@ -49,11 +50,20 @@ def decide(text: str, cfg: RouterConfig, toolsets: Sequence[Tuple[str, str]] = (
     if not (text or "").strip():
         return full_surface("empty_message")
     decision: Optional[Decision] = None
+    matches: Optional[Tuple[Any, ...]] = None  # the dynamic index's, computed at most once
     if cfg.deterministic_rules_enabled:
         decision = (rules or _rules_classify(shares))(text)
         if decision.narrows and decision.confidence < cfg.confidence_threshold:
             decision = full_surface(f"rules_below_threshold:{decision.intent}:{decision.confidence:.2f}",
                                     intent=decision.intent, source="rules", confidence=decision.confidence)
+        if dynamic is not None and decision.narrows and decision.intent == READING_INTENT:
+            # The model was trained on built-in requests only: beside integrations its own
+            # reading counts only where the index also sees one. Decided here, before the
+            # classifier, so a configured classifier still gets the request it would have had.
+            matches = tuple(dynamic(text))
+            if not matches:
+                decision = full_surface("no_rule_matched (learned reading, no integration matched)",
+                                        intent=READING_INTENT, source="rules")
     if (decision is None or not decision.narrows) and cfg.classifier.enabled:
         decision = (model or _model_classify)(text, toolsets, cfg)
         if decision.narrows and decision.confidence < cfg.confidence_threshold:
@@ -65,7 +75,7 @@ def decide(text: str, cfg: RouterConfig, toolsets: Sequence[Tuple[str, str]] = (
         from .dynamic_route import compose, wanted
 
         if wanted(decision):
-            decision = compose(decision, dynamic(text), text)
+            decision = compose(decision, dynamic(text) if matches is None else matches, text)
     elapsed_ms = (time.perf_counter() - started) * 1000.0
     return decision if decision.latency_ms else decision.with_latency(elapsed_ms)
 

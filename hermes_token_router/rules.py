@@ -31,7 +31,7 @@ from typing import Any, Callable, Dict, FrozenSet, List, Mapping, Optional, Sequ
 from .coverage import COMPANIONS_FILE, COVERAGE_FILE, Coverage, mask_content
 from .decision import Decision, full_surface
 from .normalize import CJK as _CJK, cantonese, fold
-from .learned import CHITCHAT, NO_TOOLS, PRIMARY, WEIGHTS_FILE, LearnedModel
+from .learned import CHITCHAT, NO_TOOLS, PRIMARY, READING_INTENT, WEIGHTS_FILE, LearnedModel
 from .prefilter import Filtered, Gate, LiteralScanner
 from .paths import shipped
 from .rules_schema import GUARDS_FILE, GuardFile, IntentFile, IntentRule, PolicyError
@@ -287,7 +287,7 @@ class RuleSet:
             if kind == NO_TOOLS:
                 return Decision("narrow", (), "no_tools", self._conf.no_tools, "rules", "learned no-toolset work")
             if kind == PRIMARY and not question:
-                return Decision("narrow", reading[1], "learned", self._conf.learned, "rules",
+                return Decision("narrow", reading[1], READING_INTENT, self._conf.learned, "rules",
                                 f"learned reading {reading[2]}")
             if question:
                 return self._full("question", intent="question")

@@ -321,15 +321,27 @@ def test_a_sure_toolset_narrows_a_request_no_rule_explains_to_the_models_plausib
 
 
 def test_the_learned_reading_is_not_trusted_beside_integrations_it_never_saw(tmp_path):
-    from hermes_token_router.dynamic_route import compose
+    from hermes_token_router.config import RouterConfig
+    from hermes_token_router.decision import Decision
     from hermes_token_router.dynamic_index import Match
+    from hermes_token_router.router import decide
 
     rs = RuleSet.load(POLICY / "rules", learned=_primary(tmp_path, {"w:card": [[2, 9.0]]}))
-    d = rs.classify("add a card for the vendor under To Do")
+    text = "add a card for the vendor under To Do"
+    d = rs.classify(text)
     assert d.intent == "learned" and d.narrows
-    assert compose(d, ()).action == "full"                                # no integration matched
-    joined = compose(d, (Match("mcp-linear", 2.0, True, ("issue",)),))
+    cfg = RouterConfig()
+    assert decide(text, cfg, rules=rs.classify, dynamic=lambda t: ()).action == "full"  # no integration matched
+    assert decide(text, cfg, rules=rs.classify).narrows                 # no integrations on the surface
+    linear = (Match("mcp-linear", 2.0, True, ("issue",)),)
+    joined = decide(text, cfg, rules=rs.classify, dynamic=lambda t: linear)
     assert joined.narrows and set(joined.toolsets) == {"kanban", "mcp-linear"}
+    # the abstention is decided before the classifier, which then gets the request
+    asked = []
+    with_model = RouterConfig.model_validate({"classifier": {"enabled": True}})
+    got = decide(text, with_model, rules=rs.classify, dynamic=lambda t: (),
+                 model=lambda *a: asked.append(a[0]) or Decision("narrow", ("kanban",), "x", 0.95, "classifier", "r"))
+    assert asked == [text] and got.source == "classifier"
 
 
 def test_a_rule_that_rules_a_toolset_out_binds_the_learned_opinion(tmp_path):
