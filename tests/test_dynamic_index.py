@@ -104,8 +104,12 @@ def test_tickets_and_tables_in_workplace_chinese(index):
     assert "mcp-linear" in found("每周一早上九点把 DATA 组还没关的单子整理一下发到 #data 群里")
     assert "mcp-notion" in found("供应商登记表里合同年底前到期的，每家在 OPS 建一个续约单，弄完把清单发到 #ops")
     assert "mcp-notion" in found("把那張表裡負責人是我的幾筆拉出來")
+    # with a measure word between (heavy batch 13, after its row)
+    assert "mcp-linear" in found("查一下 #support-cn 今天客户反馈的有几条，然后建个单汇总一下")
+    assert "mcp-linear" in found("先开个单记一下这个 bug")
     # one word alone is weak: it never narrows a request to an integration by itself
     assert not strong(index, "帮我把这个单子翻译成英文")
+    assert not strong(index, "帮我开个单人房间的价格对比")
 
 
 def test_a_lone_zu_after_a_team_key_is_the_trackers_team(index):
