@@ -18,7 +18,10 @@ import pytest
 
 THREADS = 32
 ROUNDS = 1000
-BUDGET_S = 30.0
+# A hang guard, not a speed goal: it bounds CI if a lock ever deadlocks. The run takes
+# ~30 s on a quiet 2-CPU box (mostly 33 threads trading the GIL at two barriers a round),
+# and a 30 s budget failed CI at 31.0 s. Speed belongs to benchmarks/, not here.
+BUDGET_S = 180.0
 
 
 @pytest.fixture
