@@ -47,6 +47,10 @@ _SHORT = 80
 # Between repeated chit-chat phrases ("hi, thanks!!", "谢谢，太棒了").
 # punctuation, and emoji: "cheers 🙏" and "早上好☀️" are still whole chit-chat messages
 _FILLER = r"[\s,.!?;:~'\"…、。\-—()～\u2600-\u27bf\ufe0f\U0001f300-\U0001faff]*"
+# A message naming a file or a path is about that file, so the learned "needs no toolset" and
+# chit-chat readings never narrow it ("how many words are in report.pdf?" needs file tools).
+_NAMES_FILE = re.compile(r"[\w-]\.(?:pdf|docx?|xlsx?|pptx?|csv|tsv|txt|md|json|ya?ml|py|js|ts|html?|png|jpe?g|gif|"
+                         r"webp|mp4|mov|mp3|wav|m4a|zip|log|sql|ipynb)\b|(?:^|\s)(?:~|\.{1,2})?/\w[\w.-]*/")
 
 
 # --------------------------------------------------------------------------- matching
@@ -282,6 +286,8 @@ class RuleSet:
                 return Decision("narrow", (), "chitchat", self._conf.chitchat, "rules", "chit-chat")
             reading = self.learned.unexplained(t, shares) if self.learned is not None else None
             kind = reading[0] if reading is not None else None
+            if kind in (CHITCHAT, NO_TOOLS) and _NAMES_FILE.search(t):
+                kind = None
             if kind == CHITCHAT:
                 return Decision("narrow", (), "chitchat", self._conf.chitchat, "rules", "learned chit-chat")
             if kind == NO_TOOLS:

@@ -655,10 +655,46 @@ BATCH_9_OVER_REACH = [
 ]
 
 
+# Classes added in the ninth session from the misses of blind batches 24-26 and heavy 12-14
+# (seen by then); each written as a new request, not a batch text.
+SESSION_9_CLASSES = [
+    # a clip cut or trimmed out of a recording, or a frame grabbed, is a new file (ffmpeg)
+    ("find where the keynote mentions pricing in launch.mp4 and cut that into its own clip", {"terminal"}),
+    ("trim the last 30 seconds off the outro of episode 12's recording", {"terminal"}),
+    ("把 meeting.mp4 里第5分钟到第8分钟剪出来单独存一个视频", {"terminal"}),
+    ("從這支影片截一張清楚的畫面存成 jpg", {"terminal"}),
+    # transcribing recorded audio runs speech-to-text over the files
+    ("transcribe the three interview recordings in ~/audio/ into text files", {"terminal", "file"}),
+    ("把 /data/rec/ 下面的录音都转写成文字稿", {"terminal", "file"}),
+    # a full-page screenshot of a site is rendered in a browser
+    ("take full-page screenshots of both vendors' pricing pages", {"browser"}),
+    ("grab screenshots of the three candidates' homepages for the archive", {"browser"}),
+    # a preference stated with "note" is for memory
+    ("please note: I'm vegetarian and I live in Lyon", {"memory"}),
+    ("note that I prefer metric units and short answers", {"memory"}),
+    # a named PDF is a local file
+    ("how many pages does thesis.pdf have?", {"file"}),
+    ("thesis.pdf 有多少字？", {"file"}),
+    # tagging a release and pushing the tag is git
+    ("tag v2.4.0 on main and push the tag", {"terminal"}),
+    ("给 release/2.0 打个 v2.0.1 的 tag 推上去", {"terminal"}),
+]
+
+SESSION_9_OVER_REACH = [
+    # a video summarised is not a clip cut
+    ("summarise the keynote in launch.mp4 in five bullets", "terminal"),
+    # a note about the content is not a preference to keep
+    ("note the date format in the csv is day-first when you read sales.csv", "memory"),
+    # transcribing a photo of a whiteboard is vision, not speech-to-text
+    ("transcribe the equations in whiteboard.jpg into latex", "terminal"),
+    # a word with "tag" in it is not a git tag
+    ("add the tag 'urgent' to my todo about the invoice", "terminal"),
+]
+
 # Each class list above is written once, next to where its classes came from; these two tests
 # serve all of them.
-ALL_IMPLIED = IMPLIED_BY_CLASS + BATCH_6_7_CLASSES + BATCH_8_CLASSES + BATCH_8_NEGATIONS_ABOUT_CONTENT + BATCH_9_CLASSES
-ALL_OVER_REACH = OVER_REACH_BY_CLASS + BATCH_6_7_OVER_REACH + BATCH_8_OVER_REACH + BATCH_9_OVER_REACH
+ALL_IMPLIED = IMPLIED_BY_CLASS + BATCH_6_7_CLASSES + BATCH_8_CLASSES + BATCH_8_NEGATIONS_ABOUT_CONTENT + BATCH_9_CLASSES + SESSION_9_CLASSES
+ALL_OVER_REACH = OVER_REACH_BY_CLASS + BATCH_6_7_OVER_REACH + BATCH_8_OVER_REACH + BATCH_9_OVER_REACH + SESSION_9_OVER_REACH
 
 
 @pytest.mark.parametrize("text,need", ALL_IMPLIED, ids=[t for t, _ in ALL_IMPLIED])
