@@ -285,6 +285,19 @@ def test_the_no_tool_output_narrows_text_work_no_rule_explains(tmp_path):
     assert rs.classify("draft a leaflet and save it to ~/Desktop/leaflet.md").toolsets == ("file",)
 
 
+
+@pytest.mark.parametrize("text", ["Draft a short leaflet from the notes in flyer_notes.pdf, under 200 words",
+                                  "Draft a short leaflet for the /srv/shop/ counter, under 200 words"])
+def test_no_tool_and_chitchat_readings_never_narrow_a_message_naming_a_file(tmp_path, text):
+    """A named file or path is work on that file: before, "how many words are in report.pdf?"
+    narrowed to no toolset. The message abstains instead (no rule explains it)."""
+    rs = RuleSet.load(POLICY / "rules", learned=_no_tool(tmp_path, {"w:leaflet": [[3, 6.0]]}))
+    chatty = RuleSet.load(POLICY / "rules", learned=_no_tool(tmp_path, {"w:leaflet": [[2, 9.0]]}))
+    assert rs.classify("Draft a short leaflet for our counter, under 200 words").intent == "no_tools"
+    for ruleset in (rs, chatty):
+        d = ruleset.classify(text)
+        assert d.intent not in ("no_tools", "chitchat") and (d.action == "full" or d.toolsets), d
+
 def test_the_no_tool_output_is_never_a_toolset_and_keeps_skill_work(tmp_path):
     model = LearnedModel.load(_no_tool(tmp_path, {"w:leaflet": [[3, 9.0]]}))
     t = normalize("draft a leaflet")
