@@ -286,8 +286,8 @@ def test_the_no_tool_output_narrows_text_work_no_rule_explains(tmp_path):
 
 
 
-@pytest.mark.parametrize("text", ["Draft a short leaflet from the notes in flyer_notes.pdf, under 200 words",
-                                  "Draft a short leaflet for the /srv/shop/ counter, under 200 words"])
+@pytest.mark.parametrize("text", ["Draft a short leaflet to go with the jingle in spot.mp3, under 200 words",
+                                  "Draft a short leaflet to go with the jingle in spot.wav, under 200 words"])
 def test_no_tool_and_chitchat_readings_never_narrow_a_message_naming_a_file(tmp_path, text):
     """A named file or path is work on that file: before, "how many words are in report.pdf?"
     narrowed to no toolset. The message abstains instead (no rule explains it)."""
