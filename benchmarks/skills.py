@@ -62,7 +62,8 @@ SETS = {"A": (ROOT / "corpus" / "skill_queries.jsonl", None),
         "N": (ROOT / "corpus" / "skill_queries_n.jsonl", SET_B_SKILLS),
         "O": (ROOT / "corpus" / "skill_queries_o.jsonl", SET_B_SKILLS),
         "P": (ROOT / "corpus" / "skill_queries_p.jsonl", SET_B_SKILLS),
-        "Q": (ROOT / "corpus" / "skill_queries_q.jsonl", SET_B_SKILLS)}
+        "Q": (ROOT / "corpus" / "skill_queries_q.jsonl", SET_B_SKILLS),
+        "R": (ROOT / "corpus" / "skill_queries_r.jsonl", SET_B_SKILLS)}
 
 
 def bounds(reach5, hit1, inj_prec, false_inj, chat_hint):
@@ -181,6 +182,11 @@ FLOORS = {
     "Q shipped weighted": bounds(0.975, 0.95, 0.93, 0.0125, 0.025),
     "Q shipped weighted [en]": {"reach@5": (">=", 0.965)},
     "Q shipped weighted [zh]": {"reach@5": (">=", 0.965)},
+    # Set R (2026-12-02, after its first-contact row at 6569c1c: reach@5 95.8%, Hit@1 81.7%,
+    # inj-prec 90.0% of 10, falseInj 1.2%, chatHint 5.0%, en 98.3% / zh 93.3%): about one request under.
+    "R shipped weighted": bounds(0.95, 0.80, 0.80, 0.025, 0.075),
+    "R shipped weighted [en]": {"reach@5": (">=", 0.965)},
+    "R shipped weighted [zh]": {"reach@5": (">=", 0.915)},
 }
 
 # Only the two gates are calibrated; both are in standard deviations of the request's scores
