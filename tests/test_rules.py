@@ -678,6 +678,13 @@ SESSION_9_CLASSES = [
     # tagging a release and pushing the tag is git
     ("tag v2.4.0 on main and push the tag", {"terminal"}),
     ("给 release/2.0 打个 v2.0.1 的 tag 推上去", {"terminal"}),
+    # after blind batch 27's row: a device switched later or for a while needs a timed job
+    ("switch the porch light off in 45 minutes", {"homeassistant", "cronjob"}),
+    ("turn on the dehumidifier for two hours and then switch it off", {"homeassistant", "cronjob"}),
+    ("半小时后把空调关掉", {"homeassistant", "cronjob"}),
+    # a room's temperature set to a number, and a song by its title in 《》
+    ("把會議室的溫度調到22度", {"homeassistant"}),
+    ("放一下陈奕迅的《十年》", {"spotify"}),
 ]
 
 SESSION_9_OVER_REACH = [
@@ -689,6 +696,9 @@ SESSION_9_OVER_REACH = [
     ("transcribe the equations in whiteboard.jpg into latex", "terminal"),
     # a word with "tag" in it is not a git tag
     ("add the tag 'urgent' to my todo about the invoice", "terminal"),
+    # a duration that is not a device switched later, and a book title in 《》
+    ("summarise the talk, it runs for 40 minutes then there's q&a", "cronjob"),
+    ("帮我总结一下《三体》的第一部", "spotify"),
 ]
 
 # Each class list above is written once, next to where its classes came from; these two tests
