@@ -63,7 +63,8 @@ SETS = {"A": (ROOT / "corpus" / "skill_queries.jsonl", None),
         "O": (ROOT / "corpus" / "skill_queries_o.jsonl", SET_B_SKILLS),
         "P": (ROOT / "corpus" / "skill_queries_p.jsonl", SET_B_SKILLS),
         "Q": (ROOT / "corpus" / "skill_queries_q.jsonl", SET_B_SKILLS),
-        "R": (ROOT / "corpus" / "skill_queries_r.jsonl", SET_B_SKILLS)}
+        "R": (ROOT / "corpus" / "skill_queries_r.jsonl", SET_B_SKILLS),
+        "S": (ROOT / "corpus" / "skill_queries_s.jsonl", SET_B_SKILLS)}
 
 
 def bounds(reach5, hit1, inj_prec, false_inj, chat_hint):
@@ -187,6 +188,11 @@ FLOORS = {
     "R shipped weighted": bounds(0.95, 0.80, 0.80, 0.025, 0.075),
     "R shipped weighted [en]": {"reach@5": (">=", 0.965)},
     "R shipped weighted [zh]": {"reach@5": (">=", 0.915)},
+    # Set S (2026-12-02, after its first-contact row at e841302: reach@5 95.8%, Hit@1 78.3%,
+    # inj-prec 66.7% of 6, falseInj 2.5%, chatHint 5.0%, en 93.3% / zh 98.3%): about one request under.
+    "S shipped weighted": bounds(0.95, 0.775, 0.55, 0.0375, 0.075),
+    "S shipped weighted [en]": {"reach@5": (">=", 0.915)},
+    "S shipped weighted [zh]": {"reach@5": (">=", 0.965)},
 }
 
 # Only the two gates are calibrated; both are in standard deviations of the request's scores
