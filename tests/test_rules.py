@@ -685,6 +685,18 @@ SESSION_9_CLASSES = [
     # a room's temperature set to a number, and a song by its title in 《》
     ("把會議室的溫度調到22度", {"homeassistant"}),
     ("放一下陈奕迅的《十年》", {"spotify"}),
+    # after blind batch 28's row: a message for a #channel with no platform named is Discord's
+    ("let everyone in #front-desk know the lift is fixed", {"discord"}),
+    ("在 #staff 频道说一声房间价格改了", {"discord"}),
+    # a bare domain with a path is a page; a booking engine or booking page is the browser
+    ("is the menu on trattoria-luca.it/menu still the summer one?", {"web"}),
+    ("check the September rates on our booking engine", {"browser"}),
+    ("看一下訂房頁面上的價格有沒有更新", {"browser"}),
+    # what the user told the agent is memory; what was said in an earlier chat, and "the way
+    # you just did it" in a new chat, are past sessions
+    ("check what I told you about the Lins' dietary needs", {"memory"}),
+    ("上週聊天時說的接送價格是多少", {"session_search"}),
+    ("turn the way you just formatted the invoice into a skill", {"session_search", "skills"}),
 ]
 
 SESSION_9_OVER_REACH = [
@@ -699,6 +711,11 @@ SESSION_9_OVER_REACH = [
     # a duration that is not a device switched later, and a book title in 《》
     ("summarise the talk, it runs for 40 minutes then there's q&a", "cronjob"),
     ("帮我总结一下《三体》的第一部", "spotify"),
+    # a hashtag in a caption is not a channel; a module path is not a domain
+    ("write a caption for the sunset photo with #goldenhour and #seaside", "discord"),
+    ("read src/app.py and docs/index.md", "web"),
+    # "booking" as a noun in a local script is not the browser
+    ("fix the date parsing in booking.py", "browser"),
 ]
 
 # Each class list above is written once, next to where its classes came from; these two tests
