@@ -110,6 +110,10 @@ def test_tickets_and_tables_in_workplace_chinese(index):
     # one word alone is weak: it never narrows a request to an integration by itself
     assert not strong(index, "帮我把这个单子翻译成英文")
     assert not strong(index, "帮我开个单人房间的价格对比")
+    # a knowledge base by its initials and a booking sheet (heavy batch 16, after its row)
+    assert "mcp-notion" in found("find the KB article on printer drivers and tell me who last edited it")
+    assert "mcp-notion" in found("查一下预约表，周五的会议室有人订了吗")
+    assert "mcp-notion" in found("看看預約表下週還有哪些空檔")
 
 
 def test_a_lone_zu_after_a_team_key_is_the_trackers_team(index):

@@ -697,6 +697,9 @@ SESSION_9_CLASSES = [
     ("check what I told you about the Lins' dietary needs", {"memory"}),
     ("上週聊天時說的接送價格是多少", {"session_search"}),
     ("turn the way you just formatted the invoice into a skill", {"session_search", "skills"}),
+    # after heavy batch 16's row: a security advisory is read where it is published
+    ("read GHSA-x2c9-7m4q-pp3r and tell me if our lockfile is affected", {"web"}),
+    ("openssl 出了个安全公告，看看影响哪些版本", {"web"}),
 ]
 
 SESSION_9_OVER_REACH = [
