@@ -64,7 +64,8 @@ SETS = {"A": (ROOT / "corpus" / "skill_queries.jsonl", None),
         "P": (ROOT / "corpus" / "skill_queries_p.jsonl", SET_B_SKILLS),
         "Q": (ROOT / "corpus" / "skill_queries_q.jsonl", SET_B_SKILLS),
         "R": (ROOT / "corpus" / "skill_queries_r.jsonl", SET_B_SKILLS),
-        "S": (ROOT / "corpus" / "skill_queries_s.jsonl", SET_B_SKILLS)}
+        "S": (ROOT / "corpus" / "skill_queries_s.jsonl", SET_B_SKILLS),
+        "T": (ROOT / "corpus" / "skill_queries_t.jsonl", SET_B_SKILLS)}
 
 
 def bounds(reach5, hit1, inj_prec, false_inj, chat_hint):
@@ -193,6 +194,11 @@ FLOORS = {
     "S shipped weighted": bounds(0.95, 0.775, 0.55, 0.0375, 0.075),
     "S shipped weighted [en]": {"reach@5": (">=", 0.915)},
     "S shipped weighted [zh]": {"reach@5": (">=", 0.965)},
+    # Set T (2026-12-02, after its first-contact row at da8d353: reach@5 99.2%, Hit@1 88.3%,
+    # inj-prec 100% of 7, falseInj 0.0%, chatHint 10.0%, en 98.3% / zh 100%): about one request under.
+    "T shipped weighted": bounds(0.98, 0.87, 0.85, 0.0125, 0.125),
+    "T shipped weighted [en]": {"reach@5": (">=", 0.965)},
+    "T shipped weighted [zh]": {"reach@5": (">=", 0.98)},
 }
 
 # Only the two gates are calibrated; both are in standard deviations of the request's scores
