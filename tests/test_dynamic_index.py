@@ -114,6 +114,11 @@ def test_tickets_and_tables_in_workplace_chinese(index):
     assert "mcp-notion" in found("find the KB article on printer drivers and tell me who last edited it")
     assert "mcp-notion" in found("查一下预约表，周五的会议室有人订了吗")
     assert "mcp-notion" in found("看看預約表下週還有哪些空檔")
+    # the tracker by its kind, the wiki in Chinese, and tables named by what they hold (heavy
+    # batch 17, after its row)
+    assert "mcp-linear" in found("what closed in the tracker this week? list it by assignee")
+    assert "mcp-linear" in found("追踪器上这周新开了几个单")
+    assert "mcp-notion" in found("把维基上的术语表跟这份译文对一下")
 
 
 def test_a_lone_zu_after_a_team_key_is_the_trackers_team(index):
