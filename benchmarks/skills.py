@@ -65,7 +65,8 @@ SETS = {"A": (ROOT / "corpus" / "skill_queries.jsonl", None),
         "Q": (ROOT / "corpus" / "skill_queries_q.jsonl", SET_B_SKILLS),
         "R": (ROOT / "corpus" / "skill_queries_r.jsonl", SET_B_SKILLS),
         "S": (ROOT / "corpus" / "skill_queries_s.jsonl", SET_B_SKILLS),
-        "T": (ROOT / "corpus" / "skill_queries_t.jsonl", SET_B_SKILLS)}
+        "T": (ROOT / "corpus" / "skill_queries_t.jsonl", SET_B_SKILLS),
+        "U": (ROOT / "corpus" / "skill_queries_u.jsonl", SET_B_SKILLS)}
 
 
 def bounds(reach5, hit1, inj_prec, false_inj, chat_hint):
@@ -199,6 +200,11 @@ FLOORS = {
     "T shipped weighted": bounds(0.98, 0.87, 0.85, 0.0125, 0.125),
     "T shipped weighted [en]": {"reach@5": (">=", 0.965)},
     "T shipped weighted [zh]": {"reach@5": (">=", 0.98)},
+    # Set U (2026-12-02, after its first-contact row at 1421b22: reach@5 99.2%, Hit@1 90.0%,
+    # inj-prec 100% of 12, falseInj 0.0%, chatHint 25.0%, en 100% / zh 98.3%): about one request under.
+    "U shipped weighted": bounds(0.98, 0.89, 0.90, 0.0125, 0.275),
+    "U shipped weighted [en]": {"reach@5": (">=", 0.98)},
+    "U shipped weighted [zh]": {"reach@5": (">=", 0.965)},
 }
 
 # Only the two gates are calibrated; both are in standard deviations of the request's scores
