@@ -119,6 +119,9 @@ def test_tickets_and_tables_in_workplace_chinese(index):
     assert "mcp-linear" in found("what closed in the tracker this week? list it by assignee")
     assert "mcp-linear" in found("追踪器上这周新开了几个单")
     assert "mcp-notion" in found("把维基上的术语表跟这份译文对一下")
+    # an epic is the tracker's project; an experiment log kept as a table (heavy batch 18)
+    assert "mcp-linear" in found("how many cards are still open under the onboarding epic?")
+    assert "mcp-notion" in found("实验日志里加一条：新的注册流程，状态进行中")
 
 
 def test_a_lone_zu_after_a_team_key_is_the_trackers_team(index):

@@ -700,6 +700,9 @@ SESSION_9_CLASSES = [
     # after heavy batch 16's row: a security advisory is read where it is published
     ("read GHSA-x2c9-7m4q-pp3r and tell me if our lockfile is affected", {"web"}),
     ("openssl 出了个安全公告，看看影响哪些版本", {"web"}),
+    # after blind batch 30's row: scanned pages are pictures to read
+    ("the signed consent forms are scanned in ~/office/scans/, list who has not signed", {"vision"}),
+    ("把扫描件里的发票号码都抄出来", {"vision"}),
 ]
 
 SESSION_9_OVER_REACH = [
@@ -719,6 +722,8 @@ SESSION_9_OVER_REACH = [
     ("read src/app.py and docs/index.md", "web"),
     # "booking" as a noun in a local script is not the browser
     ("fix the date parsing in booking.py", "browser"),
+    # scanning a machine is not a scanned page
+    ("扫描一下这台机器的端口", "vision"),
 ]
 
 # Each class list above is written once, next to where its classes came from; these two tests
