@@ -107,6 +107,10 @@ class IntentRule(BaseModel):
             self.en.append(programs_pattern(self.programs))
         if not self.en and not self.zh:
             raise ValueError("an intent needs at least one en or zh pattern")
+        copies = sorted(set(self.en) & set(self.zh))
+        if copies:  # a zh copy of an en pattern can never match where the en one did not
+            raise ValueError(f"zh repeats en patterns {copies}: en patterns already run on Chinese "
+                             "messages, so delete the zh copy")
         if set(self.rules_out) & set(self.toolsets):
             raise ValueError("rules_out names a toolset the intent emits")
         return self

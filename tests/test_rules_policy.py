@@ -114,6 +114,25 @@ def test_intent_without_patterns(policy):
         RuleSet.load(policy)
 
 
+def test_a_zh_copy_of_an_en_pattern_names_the_fix(policy):
+    (policy / "zz_copy.yaml").write_text(
+        "version: 1\nintents:\n  - name: pdfs\n    toolsets: [file]\n    confidence: 0.9\n"
+        "    en: ['\\.pdf\\b']\n    zh: ['\\.pdf\\b']\n", encoding="utf-8")
+    with pytest.raises(PolicyError, match="already run on Chinese messages, so delete the zh copy"):
+        RuleSet.load(policy)
+
+
+def test_en_patterns_route_chinese_messages_without_a_zh_copy():
+    # pdf_file and url_read keep their patterns under en only; the guard pdf_file shares with
+    # office_docs (a YAML anchor) still keeps a moved or sent PDF from being read
+    rs = default_rules().without_learned()
+    assert "file" in rs.classify("帮我看一下 合同_v3.pdf 第五条写了什么").toolsets
+    assert "web" in rs.classify("打开 booking.casamaretta.it/rooms 看看还有没有空房").toolsets
+    assert "pdf_file" not in rs.classify("把 合同_v3.pdf 移动到归档文件夹").intent
+    assert "pdf_file" not in rs.classify("email report.pdf to the landlord").intent
+    assert "office_docs" not in rs.classify("drag notes.docx into the shared folder").intent
+
+
 def test_a_program_list_is_an_intent_of_whole_command_words(policy):
     (policy / "zz_programs.yaml").write_text(
         "version: 1\nintents:\n  - name: runner\n    toolsets: [terminal]\n    confidence: 0.95\n"
