@@ -43,7 +43,7 @@ from hermes_token_router.skill_router.matcher import (Candidate, Matcher, SmallT
                                                        centre_languages, language, standardize)
 
 SET_B_SKILLS = ROOT / "tests" / "fixtures" / "skills_b"
-# Sets C to U: new blind queries over set B's skills (written from the skill names alone,
+# Sets C to V: new blind queries over set B's skills (written from the skill names alone,
 # after the gates were calibrated; D to U are half Chinese), each scored once at first
 # contact; see benchmarks/HISTORY.md.
 SETS = {"A": (ROOT / "corpus" / "skill_queries.jsonl", None),
@@ -66,7 +66,8 @@ SETS = {"A": (ROOT / "corpus" / "skill_queries.jsonl", None),
         "R": (ROOT / "corpus" / "skill_queries_r.jsonl", SET_B_SKILLS),
         "S": (ROOT / "corpus" / "skill_queries_s.jsonl", SET_B_SKILLS),
         "T": (ROOT / "corpus" / "skill_queries_t.jsonl", SET_B_SKILLS),
-        "U": (ROOT / "corpus" / "skill_queries_u.jsonl", SET_B_SKILLS)}
+        "U": (ROOT / "corpus" / "skill_queries_u.jsonl", SET_B_SKILLS),
+        "V": (ROOT / "corpus" / "skill_queries_v.jsonl", SET_B_SKILLS)}
 
 
 def bounds(reach5, hit1, inj_prec, false_inj, chat_hint):
@@ -205,6 +206,11 @@ FLOORS = {
     "U shipped weighted": bounds(0.98, 0.89, 0.90, 0.0125, 0.275),
     "U shipped weighted [en]": {"reach@5": (">=", 0.98)},
     "U shipped weighted [zh]": {"reach@5": (">=", 0.965)},
+    # Set V (2026-12-02, after its first-contact row at 75eb928: reach@5 97.5%, Hit@1 91.7%,
+    # inj-prec 100% of 12, falseInj 0.0%, chatHint 0.0%, en 98.3% / zh 96.7%): about one request under.
+    "V shipped weighted": bounds(0.965, 0.905, 0.90, 0.0125, 0.025),
+    "V shipped weighted [en]": {"reach@5": (">=", 0.965)},
+    "V shipped weighted [zh]": {"reach@5": (">=", 0.95)},
 }
 
 # Only the two gates are calibrated; both are in standard deviations of the request's scores
