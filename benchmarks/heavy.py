@@ -45,7 +45,7 @@ FIRST_CONTACT: tuple = ("requests-7.jsonl", "requests-8.jsonl", "requests-9.json
                          "requests-11.jsonl", "requests-12.jsonl",
                          "requests-13.jsonl", "requests-14.jsonl", "requests-15.jsonl",
                          "requests-16.jsonl", "requests-17.jsonl", "requests-18.jsonl",
-                         "requests-19.jsonl")
+                         "requests-19.jsonl", "requests-20.jsonl")
 
 
 def _home(setting: str) -> None:
