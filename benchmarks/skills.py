@@ -44,7 +44,7 @@ from hermes_token_router.skill_router.matcher import (Candidate, Matcher, SmallT
 
 SET_B_SKILLS = ROOT / "tests" / "fixtures" / "skills_b"
 # Sets C to V: new blind queries over set B's skills (written from the skill names alone,
-# after the gates were calibrated; D to U are half Chinese), each scored once at first
+# after the gates were calibrated; D to V are half Chinese), each scored once at first
 # contact; see benchmarks/HISTORY.md.
 SETS = {"A": (ROOT / "corpus" / "skill_queries.jsonl", None),
         "B": (ROOT / "corpus" / "skill_queries_b.jsonl", SET_B_SKILLS),
